@@ -1,0 +1,96 @@
+# allocprof: memory-allocation profiling for Linux as a Rust-for-Linux
+# out-of-tree module.
+#
+#   make demo     boot the guest, load allocprof, show the top of /proc/allocinfo
+#   make check    run every test (host + kselftests in the guest)
+#
+#   make [module]          build allocprof.ko (and the test modules) against KDIR
+#   make print-kdir        build the flavour's kernel if needed, print its tree
+#   make initramfs         the guest initramfs of the flavour
+#   make setup             install what is missing (Debian packages, bindgen)
+#   make clean | distclean remove build products | also the kernel cache
+#
+# KFLAVOUR=base|debug|upstream chooses the kernel (default base).  KDIR=...
+# builds the module against another kernel tree (then pass LLVM=... as that
+# tree was built).
+
+KFLAVOUR ?= base
+export KFLAVOUR
+ALLOCPROF_CACHE ?= $(HOME)/.cache/allocprof
+export ALLOCPROF_CACHE
+CACHE := $(ALLOCPROF_CACHE)
+
+RUSTC ?= /usr/bin/rustc
+BINDGEN ?= $(HOME)/.cargo/bin/bindgen
+ifeq ($(KFLAVOUR),debug)
+LLVM ?= -19
+endif
+KMAKE_VARS := ARCH=x86_64 RUSTC=$(RUSTC) BINDGEN=$(BINDGEN) $(if $(LLVM),LLVM=$(LLVM))
+
+# The kernel build tree: the cached build of KFLAVOUR unless KDIR is given.
+# Evaluated once, and only by targets that need it.
+ifeq ($(origin KDIR),undefined)
+KDIR = $(eval KDIR := $(shell scripts/build-kernel | tail -n1))$(KDIR)
+endif
+
+GUEST := $(CACHE)/guest/$(KFLAVOUR)
+MODSTAGE := $(CACHE)/modbuild/$(KFLAVOUR)
+
+.PHONY: all module print-kdir initramfs setup demo check check-host check-guest \
+	clean distclean kernel selftests
+
+all: module
+
+setup:
+	@scripts/setup
+
+kernel: setup
+	@scripts/build-kernel >/dev/null
+
+print-kdir: setup
+	@scripts/build-kernel | tail -n1
+
+# The module is built in a staging copy per flavour, so gcc and clang
+# objects never mix.  The upstream flavour has no hook API: only the test
+# modules are built there.
+module: setup
+	@test -n "$(KDIR)" || { echo "allocprof: no kernel build tree" >&2; exit 1; }
+	@mkdir -p $(MODSTAGE)
+	@rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' --exclude '*.mod*' \
+		--exclude 'modules.order' --exclude 'Module.symvers' --exclude '*.rmeta' \
+		Kbuild src selftests/modules $(MODSTAGE)/
+	@$(MAKE) --no-print-directory -C $(KDIR) M=$(MODSTAGE) $(KMAKE_VARS) \
+		ALLOCPROF_FLAVOUR=$(KFLAVOUR) modules 2>&1 | { grep -v '^make\[' || true; }
+	@mkdir -p $(GUEST)/modules && rm -f $(GUEST)/modules/*.ko && \
+		find $(MODSTAGE) -name '*.ko' -exec cp {} $(GUEST)/modules/ \;
+	@ls $(GUEST)/modules/ | sed 's/^/  module: /'
+
+# The kselftest tree the guest runs: our collection, built with the kernel's
+# lib.mk, plus the kernel's run_kselftest.sh and its runner.
+SELFTESTS_KSRC = $$(if [ -e $(KDIR)/source ]; then readlink -f $(KDIR)/source; else echo $(KDIR); fi)
+selftests: setup
+	@rm -rf $(GUEST)/kselftest && mkdir -p $(GUEST)/selftests-build $(GUEST)/kselftest
+	@ksrc=$(SELFTESTS_KSRC); \
+	$(MAKE) --no-print-directory -s -C selftests/allocprof KSRC=$$ksrc \
+		OUTPUT=$(GUEST)/selftests-build INSTALL_PATH=$(GUEST)/kselftest/allocprof install && \
+	cp -r $$ksrc/tools/testing/selftests/run_kselftest.sh $$ksrc/tools/testing/selftests/kselftest \
+		$(GUEST)/kselftest/ && \
+	$(MAKE) --no-print-directory -s -C selftests/allocprof KSRC=$$ksrc COLLECTION=allocprof \
+		OUTPUT=$(GUEST)/selftests-build emit_tests >$(GUEST)/kselftest/kselftest-list.txt
+
+initramfs: module selftests
+	@qemu/mkinitramfs $(GUEST)/initramfs.cpio.gz $(KDIR) $(GUEST)/modules/*.ko \
+		--selftests $(GUEST)/kselftest
+
+demo: initramfs
+	@qemu/run --flavour $(KFLAVOUR) --add scripts/demo.sh -- sh /root/demo.sh
+
+check: setup
+	@scripts/check
+
+clean:
+	rm -rf $(CACHE)/modbuild $(CACHE)/guest
+	-cd tools/allocinfo && cargo clean
+
+distclean: clean
+	rm -rf $(CACHE)

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Runs in the guest (make demo): loads allocprof and shows what it sees.
+set -e
+echo "== allocprof demo on $(uname -r) =="
+if ! modprobe allocprof; then
+	echo "allocprof did not load"
+	exit 1
+fi
+echo "== allocprof loaded:"
+grep '^allocprof ' /proc/modules
+dmesg | grep -i 'allocprof' | tail -n 3
+if [ -r /proc/allocinfo ]; then
+	echo "== top 15 of: sort -g /proc/allocinfo | tail -n 15 (sizes in IEC units; busybox has no numfmt)"
+	sort -g /proc/allocinfo | tail -n 15 | awk '
+		function iec(b,  u, i) {
+			split("B KiB MiB GiB TiB", u, " ")
+			for (i = 1; b >= 1024 && i < 5; i++) b /= 1024
+			return i == 1 ? sprintf("%d %s", b, u[i]) : sprintf("%.1f %s", b, u[i])
+		}
+		{ size = $1; $1 = ""; printf "%11s%s\n", iec(size), $0 }'
+	echo "== call sites: $(grep -c func: /proc/allocinfo); bytes tracked: $(awk '/func:/ { s += $1 } END { print s }' /proc/allocinfo)"
+fi
+if [ -e /proc/sys/vm/mem_profiling ]; then
+	echo "== vm.mem_profiling = $(cat /proc/sys/vm/mem_profiling)"
+	echo 0 >/proc/sys/vm/mem_profiling
+	echo "== after 'echo 0 > /proc/sys/vm/mem_profiling': $(cat /proc/sys/vm/mem_profiling)"
+	echo 1 >/proc/sys/vm/mem_profiling
+	echo "== after 'echo 1 > /proc/sys/vm/mem_profiling': $(cat /proc/sys/vm/mem_profiling)"
+fi
+rmmod allocprof
+echo "== rmmod allocprof: done"

@@ -1,0 +1,85 @@
+# shellcheck shell=bash
+# Common settings for the allocprof scripts; sourced, not run.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${ALLOCPROF_CACHE:-$HOME/.cache/allocprof}
+KFLAVOUR=${KFLAVOUR:-base}
+KSRC_PKG=linux-source-6.12
+KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
+RUSTC_BIN=/usr/bin/rustc
+BINDGEN_VERSION=0.69.5
+BINDGEN_BIN=${BINDGEN_BIN:-$HOME/.cargo/bin/bindgen}
+LLVM_SUFFIX=-19
+
+# Packages installed by scripts/setup, by name only.
+APT_PACKAGES=(
+	"$KSRC_PKG" rustc-web rust-web-src rust-web-clippy libclang-dev gcc make
+	clang-19 lld-19 llvm-19 qemu-system-x86 busybox-static flex bison bc
+	cpio kmod libelf-dev libssl-dev xz-utils python3 perl
+)
+
+_t0=$(date +%s)
+die() { printf 'allocprof: error: %s\n' "$*" >&2; exit 1; }
+say() { printf '[%4ss] %s\n' "$(($(date +%s) - _t0))" "$*" >&2; }
+
+case "$KFLAVOUR" in
+base | debug | upstream) ;;
+*) die "unknown KFLAVOUR '$KFLAVOUR' (base, debug or upstream)" ;;
+esac
+
+# Version of the kernel source package, e.g. 6.12.117-1~deb12u1.
+ksrc_version() {
+	dpkg-query -W -f '${Version}' "$KSRC_PKG" 2>/dev/null ||
+		die "$KSRC_PKG is not installed: run scripts/setup"
+}
+
+# The same, usable in a path (make does not like '~').
+ksrc_tag() { ksrc_version | tr -c 'A-Za-z0-9.+\n-' '_'; }
+
+# Where the flavour's kernel source and build tree live.
+flavour_src() {
+	local v
+	v=$(ksrc_tag)
+	if [ "$KFLAVOUR" = upstream ]; then
+		echo "$CACHE/src/pristine-$v"
+	else
+		echo "$CACHE/src/patched-$v"
+	fi
+}
+flavour_obj() { echo "$CACHE/build/$KFLAVOUR"; }
+
+# Make variables for building the kernel and modules of the flavour.
+kmake_vars() {
+	echo "ARCH=x86_64 RUSTC=$RUSTC_BIN BINDGEN=$BINDGEN_BIN"
+	if [ "$KFLAVOUR" = debug ]; then
+		echo "LLVM=$LLVM_SUFFIX"
+	fi
+}
+
+# Run a long command with its output in a log; a heartbeat line every
+# minute; the log's tail on failure.
+run_logged() {
+	local log=$1 what=$2
+	shift 2
+	local start pid rc
+	start=$(date +%s)
+	"$@" >"$log" 2>&1 &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		for _ in $(seq 60); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			say "  $what: $(($(date +%s) - start))s, $(wc -l <"$log") log lines, last: $(tail -n1 "$log" | cut -c1-60)"
+		fi
+	done
+	wait "$pid"
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		printf '\n--- last 40 lines of %s ---\n' "$log" >&2
+		tail -n 40 "$log" >&2
+		die "$what failed (exit $rc); full log: $log"
+	fi
+	say "  $what: done in $(($(date +%s) - start))s"
+}

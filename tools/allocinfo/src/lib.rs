@@ -1,0 +1,25 @@
+//! Library behind the `allocinfo` command: parsing, filtering, grouping,
+//! diffing, rendering and plotting of Linux `/proc/allocinfo` (memory
+//! allocation profiling, kernel 6.10+), formats 1.0 and 2.0.
+//!
+//! ```
+//! let text = "allocinfo - version: 1.0\n\
+//!             #     <size>  <calls> <tag info>\n\
+//!             \x20     229376       56 mm/slub.c:2345 func:alloc_slab_page \n";
+//! let parsed = allocinfo::parse::parse_str(text);
+//! assert_eq!(parsed.records[0].bytes, 229376);
+//! assert_eq!(parsed.records[0].func, "alloc_slab_page");
+//! ```
+
+pub mod diff;
+pub mod filter;
+pub mod group;
+pub mod output;
+pub mod parse;
+pub mod plot;
+pub mod record;
+pub mod snap;
+pub mod units;
+
+pub use parse::{parse_bytes, parse_str, Parsed};
+pub use record::{merge_duplicates, Record, SiteKey};

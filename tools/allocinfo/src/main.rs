@@ -1,0 +1,769 @@
+//! `allocinfo`: inspect Linux `/proc/allocinfo` (memory allocation profiling).
+
+use allocinfo::diff::diff;
+use allocinfo::filter::{validate_glob, Filter};
+use allocinfo::group::{group, group_key, GroupBy};
+use allocinfo::output::{self, Format, TopSummary};
+use allocinfo::parse::{parse_bytes, Version};
+use allocinfo::plot::{self, ChartOpts, Line, ValueKind, XAxis};
+use allocinfo::record::{merge_duplicates, Record};
+use allocinfo::snap;
+use allocinfo::units::parse_size;
+use anyhow::{bail, Context, Result};
+use chrono::{DateTime, Utc};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+const DEFAULT_SOURCE: &str = "/proc/allocinfo";
+
+const EXIT_CODES: &str = "\
+Exit status:
+  0  success
+  1  runtime error (unreadable input, unwritable output, ...)
+  2  usage error (invalid command, option or argument)
+  3  malformed input lines and --strict was given";
+
+/// Most malformed-line warnings printed per input file.
+const MAX_WARNINGS: usize = 20;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "allocinfo",
+    version,
+    about = "Inspect Linux /proc/allocinfo (memory allocation profiling): top call sites, \
+             totals per subsystem/module, snapshots, diffs and SVG plots",
+    long_about = "Inspect Linux /proc/allocinfo (memory allocation profiling, \
+                  CONFIG_MEM_ALLOC_PROFILING, kernel 6.10+): top call sites, totals per \
+                  subsystem/directory/module/function, timestamped snapshots, diffs between \
+                  snapshots and SVG plots.\n\nReads format versions 1.0 and 2.0. Header lines may \
+                  appear anywhere (e.g. after `sort -g`) or be missing. Malformed lines are \
+                  reported on stderr with their line number and skipped (or rejected with \
+                  --strict). Lines of the same call site (file, line, module, function), as \
+                  produced by inline helpers in headers, are summed.",
+    after_help = EXIT_CODES,
+    propagate_version = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Show the call sites with the most memory allocated (or the most live allocations).
+    #[command(after_help = EXIT_CODES)]
+    Top(TopArgs),
+    /// Totals per subsystem, directory, module or function.
+    #[command(after_help = EXIT_CODES)]
+    Group(GroupArgs),
+    /// Save timestamped copies of /proc/allocinfo (DIR/allocinfo-YYYYmmddTHHMMSSZ.txt).
+    #[command(after_help = EXIT_CODES)]
+    Snap(SnapArgs),
+    /// Compare two snapshots: per-site and per-subsystem growth, new and vanished sites.
+    #[command(after_help = EXIT_CODES)]
+    Diff(DiffArgs),
+    /// Draw SVG charts: top call sites, group totals, or a series of snapshots over time.
+    #[command(after_help = EXIT_CODES)]
+    Plot(PlotArgs),
+}
+
+/// Filters and parse options shared by the read commands.
+#[derive(Args, Debug, Clone)]
+struct FilterArgs {
+    /// Only call sites of module NAME (repeatable; `built-in` selects code that is not a module).
+    #[arg(long, value_name = "NAME")]
+    module: Vec<String>,
+    /// Only call sites whose source file matches GLOB (repeatable), e.g. 'mm/*' or
+    /// 'drivers/net/**'. `*` also matches `/`.
+    #[arg(long, value_name = "GLOB", value_parser = parse_glob)]
+    file: Vec<String>,
+    /// Only call sites in function NAME (repeatable; globs such as 'kmalloc*' allowed).
+    #[arg(long, value_name = "NAME", value_parser = parse_glob)]
+    func: Vec<String>,
+    /// Hide rows below B bytes: call sites (top), group totals (group), absolute
+    /// changes (diff), peak values (plot series). Plain integer or IEC suffix:
+    /// 4096, 4K, 1M, 2MiB, 1.5G.
+    #[arg(long, value_name = "B", value_parser = parse_size_arg)]
+    min_bytes: Option<i64>,
+    /// Fail with exit status 3 on malformed input lines instead of warning and skipping them.
+    #[arg(long)]
+    strict: bool,
+}
+
+impl FilterArgs {
+    fn filter(&self) -> Result<Filter> {
+        Filter::new(&self.module, &self.file, &self.func).context("invalid filter")
+    }
+}
+
+fn parse_glob(s: &str) -> std::result::Result<String, String> {
+    validate_glob(s).map_err(|e| e.to_string())
+}
+
+fn parse_size_arg(s: &str) -> std::result::Result<i64, String> {
+    parse_size(s).map_err(|e| e.to_string())
+}
+
+fn parse_interval(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("invalid number of seconds {s:?}"))?;
+    if !(1.0..=1e9).contains(&v) {
+        return Err(
+            "interval must be at least 1 second (snapshot names have 1 s resolution)".into(),
+        );
+    }
+    Ok(v)
+}
+
+/// What `top` ranks by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SortKey {
+    /// Bytes currently allocated.
+    Bytes,
+    /// Number of live allocations.
+    Calls,
+}
+
+#[derive(Args, Debug)]
+struct TopArgs {
+    /// Number of call sites to show (0 = all).
+    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 10)]
+    n: usize,
+    /// Rank by bytes or by number of live allocations.
+    #[arg(long, value_enum, default_value_t = SortKey::Bytes)]
+    by: SortKey,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    #[command(flatten)]
+    filter: FilterArgs,
+    /// allocinfo file to read (`-` = standard input).
+    #[arg(value_name = "FILE", default_value = DEFAULT_SOURCE)]
+    input: String,
+}
+
+#[derive(Args, Debug)]
+struct GroupArgs {
+    /// How to group: subsystem (mm, fs, kernel, drivers/net, arch/x86, ...), dir, module, func.
+    #[arg(long, value_enum, default_value_t = GroupBy::Subsystem)]
+    by: GroupBy,
+    /// Number of path components for subsystem/dir (default: subsystem 1, or 2 under
+    /// drivers/ and arch/; dir: the whole directory).
+    #[arg(long, value_name = "N")]
+    depth: Option<usize>,
+    /// Number of groups to show (0 = all).
+    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 0)]
+    n: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    #[command(flatten)]
+    filter: FilterArgs,
+    /// allocinfo file to read (`-` = standard input).
+    #[arg(value_name = "FILE", default_value = DEFAULT_SOURCE)]
+    input: String,
+}
+
+#[derive(Args, Debug)]
+struct SnapArgs {
+    /// Seconds between snapshots (at least 1).
+    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_interval)]
+    interval: f64,
+    /// Number of snapshots to take (0 = until interrupted).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    count: u64,
+    /// Directory to write snapshots to (created if missing).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    out: PathBuf,
+    /// File to copy.
+    #[arg(long, value_name = "FILE", default_value = DEFAULT_SOURCE)]
+    source: PathBuf,
+}
+
+#[derive(Args, Debug)]
+struct DiffArgs {
+    /// Older snapshot.
+    #[arg(value_name = "OLD")]
+    old: String,
+    /// Newer snapshot.
+    #[arg(value_name = "NEW")]
+    new: String,
+    /// How to group the per-group table.
+    #[arg(long, value_enum, default_value_t = GroupBy::Subsystem)]
+    by: GroupBy,
+    /// Number of path components for subsystem/dir grouping (see `group --help`).
+    #[arg(long, value_name = "N")]
+    depth: Option<usize>,
+    /// Show at most N site rows and N group rows (0 = all).
+    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 0)]
+    n: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    #[command(flatten)]
+    filter: FilterArgs,
+}
+
+#[derive(Args, Debug)]
+struct PlotArgs {
+    #[command(subcommand)]
+    kind: PlotKind,
+}
+
+#[derive(Subcommand, Debug)]
+enum PlotKind {
+    /// Horizontal bar chart of the top call sites.
+    #[command(after_help = EXIT_CODES)]
+    Top(PlotTopArgs),
+    /// Horizontal bar chart of group totals (subsystems by default).
+    #[command(after_help = EXIT_CODES)]
+    Group(PlotGroupArgs),
+    /// Line chart of the top call sites or groups over a series of snapshots.
+    #[command(after_help = EXIT_CODES)]
+    Series(PlotSeriesArgs),
+}
+
+#[derive(Args, Debug)]
+struct ChartArgs {
+    /// SVG file to write.
+    #[arg(short = 'o', long, value_name = "FILE.svg")]
+    out: PathBuf,
+    /// Chart title (default: describes the data).
+    #[arg(long)]
+    title: Option<String>,
+    /// Width in pixels.
+    #[arg(long, default_value_t = 1200)]
+    width: u32,
+    /// Height in pixels (default: fits the number of bars; 600 for series).
+    #[arg(long)]
+    height: Option<u32>,
+}
+
+#[derive(Args, Debug)]
+struct PlotTopArgs {
+    /// Number of call sites to draw.
+    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 20)]
+    n: usize,
+    /// Rank and draw bytes or live allocations.
+    #[arg(long, value_enum, default_value_t = SortKey::Bytes)]
+    by: SortKey,
+    #[command(flatten)]
+    chart: ChartArgs,
+    #[command(flatten)]
+    filter: FilterArgs,
+    /// allocinfo file to read (`-` = standard input).
+    #[arg(value_name = "FILE", default_value = DEFAULT_SOURCE)]
+    input: String,
+}
+
+#[derive(Args, Debug)]
+struct PlotGroupArgs {
+    /// How to group (see `group --help`).
+    #[arg(long, value_enum, default_value_t = GroupBy::Subsystem)]
+    by: GroupBy,
+    /// Number of path components for subsystem/dir grouping.
+    #[arg(long, value_name = "N")]
+    depth: Option<usize>,
+    /// Number of groups to draw.
+    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 20)]
+    n: usize,
+    #[command(flatten)]
+    chart: ChartArgs,
+    #[command(flatten)]
+    filter: FilterArgs,
+    /// allocinfo file to read (`-` = standard input).
+    #[arg(value_name = "FILE", default_value = DEFAULT_SOURCE)]
+    input: String,
+}
+
+/// What each line of `plot series` follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SeriesBy {
+    /// Individual call sites.
+    Site,
+    /// Subsystems (see `group --help`).
+    Subsystem,
+    /// Source directories.
+    Dir,
+    /// Modules, `(built-in)` for the rest.
+    Module,
+    /// Functions.
+    Func,
+}
+
+#[derive(Args, Debug)]
+struct PlotSeriesArgs {
+    /// Follow call sites or groups.
+    #[arg(long, value_enum, default_value_t = SeriesBy::Site)]
+    by: SeriesBy,
+    /// Number of path components for subsystem/dir grouping.
+    #[arg(long, value_name = "N")]
+    depth: Option<usize>,
+    /// Number of lines (the K largest by peak bytes over the series).
+    #[arg(short = 'n', long = "limit", value_name = "K", default_value_t = 5)]
+    n: usize,
+    #[command(flatten)]
+    chart: ChartArgs,
+    #[command(flatten)]
+    filter: FilterArgs,
+    /// Snapshot files in time order, or directories of `allocinfo-<timestamp>.txt`
+    /// snapshots (ordered by their names).
+    #[arg(value_name = "FILE|DIR", required = true, num_args = 1..)]
+    files: Vec<PathBuf>,
+}
+
+/// Malformed input with --strict: exit status 3.
+#[derive(Debug, thiserror::Error)]
+#[error("{count} malformed line(s) in {name} (--strict)")]
+struct StrictError {
+    count: usize,
+    name: String,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if let Some(ioe) = e.downcast_ref::<io::Error>() {
+                if ioe.kind() == io::ErrorKind::BrokenPipe {
+                    return ExitCode::SUCCESS;
+                }
+            }
+            eprintln!("allocinfo: error: {e:#}");
+            if e.downcast_ref::<StrictError>().is_some() {
+                ExitCode::from(3)
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Cmd::Top(a) => cmd_top(a),
+        Cmd::Group(a) => cmd_group(a),
+        Cmd::Snap(a) => cmd_snap(a),
+        Cmd::Diff(a) => cmd_diff(a),
+        Cmd::Plot(p) => match p.kind {
+            PlotKind::Top(a) => cmd_plot_top(a),
+            PlotKind::Group(a) => cmd_plot_group(a),
+            PlotKind::Series(a) => cmd_plot_series(a),
+        },
+    }
+}
+
+fn write_stdout(s: &str) -> Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(s.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+fn display_name(path: &str) -> String {
+    if path == "-" {
+        "<stdin>".to_string()
+    } else {
+        path.to_string()
+    }
+}
+
+fn read_input(path: &str) -> Result<Vec<u8>> {
+    if path == "-" {
+        let mut buf = Vec::new();
+        io::stdin()
+            .read_to_end(&mut buf)
+            .context("cannot read standard input")?;
+        return Ok(buf);
+    }
+    std::fs::read(path).map_err(|e| {
+        let hint = if path == DEFAULT_SOURCE && e.kind() == io::ErrorKind::NotFound {
+            " (is the kernel built with CONFIG_MEM_ALLOC_PROFILING?)"
+        } else {
+            ""
+        };
+        anyhow::anyhow!("cannot read {path}: {e}{hint}")
+    })
+}
+
+/// Read, parse, report malformed lines, filter, and merge duplicate sites.
+fn load(path: &str, f: &FilterArgs) -> Result<Vec<Record>> {
+    let data = read_input(path)?;
+    let parsed = parse_bytes(&data);
+    let name = display_name(path);
+    let level = if f.strict { "error" } else { "warning" };
+    for issue in parsed.issues.iter().take(MAX_WARNINGS) {
+        eprintln!("allocinfo: {level}: {name}: {issue}");
+    }
+    if parsed.issues.len() > MAX_WARNINGS {
+        eprintln!(
+            "allocinfo: {level}: {name}: ... and {} more malformed lines",
+            parsed.issues.len() - MAX_WARNINGS
+        );
+    }
+    if f.strict && !parsed.issues.is_empty() {
+        return Err(StrictError {
+            count: parsed.issues.len(),
+            name,
+        }
+        .into());
+    }
+    if let Some(v) = parsed.version {
+        if v.major > Version::MAX_KNOWN_MAJOR {
+            eprintln!(
+                "allocinfo: warning: {name}: unknown format version {v}, reading it like 2.0"
+            );
+        }
+    }
+    let filter = f.filter()?;
+    Ok(merge_duplicates(&filter.apply(&parsed.records)))
+}
+
+fn sort_sites(records: &mut [Record], by: SortKey) {
+    records.sort_by(|a, b| {
+        let primary = match by {
+            SortKey::Bytes => b.bytes.cmp(&a.bytes).then(b.calls.cmp(&a.calls)),
+            SortKey::Calls => b.calls.cmp(&a.calls).then(b.bytes.cmp(&a.bytes)),
+        };
+        primary.then_with(|| a.key().cmp(&b.key()))
+    });
+}
+
+fn limit<T>(v: &mut Vec<T>, n: usize) {
+    if n > 0 {
+        v.truncate(n);
+    }
+}
+
+/// Filtered, min-bytes-trimmed and sorted call sites, plus the pre-limit summary.
+fn top_sites(
+    path: &str,
+    f: &FilterArgs,
+    by: SortKey,
+    n: usize,
+) -> Result<(Vec<Record>, TopSummary)> {
+    let mut recs = load(path, f)?;
+    if let Some(min) = f.min_bytes {
+        recs.retain(|r| r.bytes >= min);
+    }
+    let summary = TopSummary {
+        sites: recs.len(),
+        bytes: recs.iter().fold(0i64, |a, r| a.saturating_add(r.bytes)),
+    };
+    sort_sites(&mut recs, by);
+    limit(&mut recs, n);
+    Ok((recs, summary))
+}
+
+fn cmd_top(a: TopArgs) -> Result<()> {
+    let (recs, summary) = top_sites(&a.input, &a.filter, a.by, a.n)?;
+    write_stdout(&output::render_top(&recs, summary, a.format)?)
+}
+
+fn group_rows(
+    path: &str,
+    f: &FilterArgs,
+    by: GroupBy,
+    depth: Option<usize>,
+    n: usize,
+) -> Result<Vec<allocinfo::group::GroupRow>> {
+    let recs = load(path, f)?;
+    let mut rows = group(&recs, by, depth);
+    if let Some(min) = f.min_bytes {
+        rows.retain(|r| r.bytes >= min);
+    }
+    limit(&mut rows, n);
+    Ok(rows)
+}
+
+fn cmd_group(a: GroupArgs) -> Result<()> {
+    let rows = group_rows(&a.input, &a.filter, a.by, a.depth, a.n)?;
+    write_stdout(&output::render_group(&rows, a.by, a.format)?)
+}
+
+fn cmd_diff(a: DiffArgs) -> Result<()> {
+    let old = load(&a.old, &a.filter)?;
+    let new = load(&a.new, &a.filter)?;
+    let mut d = diff(&old, &new, a.by, a.depth);
+    if let Some(min) = a.filter.min_bytes {
+        d.retain_min_bytes(min);
+    }
+    limit(&mut d.sites, a.n);
+    limit(&mut d.groups, a.n);
+    write_stdout(&output::render_diff(&d, a.format)?)
+}
+
+fn cmd_snap(a: SnapArgs) -> Result<()> {
+    std::fs::create_dir_all(&a.out)
+        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    let start = Instant::now();
+    let interval = Duration::from_secs_f64(a.interval);
+    let mut i: u64 = 0;
+    loop {
+        let data = std::fs::read(&a.source).map_err(|e| {
+            let hint =
+                if a.source == Path::new(DEFAULT_SOURCE) && e.kind() == io::ErrorKind::NotFound {
+                    " (is the kernel built with CONFIG_MEM_ALLOC_PROFILING?)"
+                } else {
+                    ""
+                };
+            anyhow::anyhow!("cannot read {}: {e}{hint}", a.source.display())
+        })?;
+        let path = write_unique_snapshot(&a.out, &data)?;
+        write_stdout(&format!("{}\n", path.display()))?;
+        i += 1;
+        if a.count != 0 && i >= a.count {
+            return Ok(());
+        }
+        // Sleep until the next slot, measured from the start (no drift).
+        let next = interval.mul_f64(i as f64);
+        if let Some(wait) = next.checked_sub(start.elapsed()) {
+            std::thread::sleep(wait);
+        }
+    }
+}
+
+/// Write a snapshot named after the current time; if a snapshot of this
+/// second already exists, wait for the next second.
+fn write_unique_snapshot(dir: &Path, data: &[u8]) -> Result<PathBuf> {
+    for _ in 0..3 {
+        match snap::write_snapshot(dir, data, Utc::now()) {
+            Ok(p) => return Ok(p),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                let sub = Utc::now().timestamp_subsec_millis() as u64;
+                std::thread::sleep(Duration::from_millis(1000 - sub.min(999)));
+            }
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("cannot write snapshot in {}", dir.display()))
+            }
+        }
+    }
+    bail!("cannot find a free snapshot name in {}", dir.display())
+}
+
+fn chart_opts(c: &ChartArgs, default_title: String) -> ChartOpts {
+    ChartOpts {
+        title: c.title.clone().unwrap_or(default_title),
+        width: c.width.max(200),
+        height: c.height,
+    }
+}
+
+fn site_label(r: &Record) -> String {
+    match &r.module {
+        Some(m) => format!("{} ({}:{}) [{m}]", r.func, r.file, r.line),
+        None => format!("{} ({}:{})", r.func, r.file, r.line),
+    }
+}
+
+fn cmd_plot_top(a: PlotTopArgs) -> Result<()> {
+    let n = if a.n == 0 { 20 } else { a.n };
+    let (recs, _) = top_sites(&a.input, &a.filter, a.by, n)?;
+    let (bars, what, kind): (Vec<_>, _, _) = match a.by {
+        SortKey::Bytes => (
+            recs.iter().map(|r| (site_label(r), r.bytes)).collect(),
+            "bytes",
+            ValueKind::Bytes,
+        ),
+        SortKey::Calls => (
+            recs.iter()
+                .map(|r| (site_label(r), i64::try_from(r.calls).unwrap_or(i64::MAX)))
+                .collect(),
+            "live allocations",
+            ValueKind::Count,
+        ),
+    };
+    let title = format!(
+        "Top {} call sites by {what} ({})",
+        bars.len(),
+        display_name(&a.input)
+    );
+    plot::bar_chart(&a.chart.out, &chart_opts(&a.chart, title), &bars, kind)?;
+    Ok(())
+}
+
+fn cmd_plot_group(a: PlotGroupArgs) -> Result<()> {
+    let n = if a.n == 0 { 20 } else { a.n };
+    let rows = group_rows(&a.input, &a.filter, a.by, a.depth, n)?;
+    let bars: Vec<_> = rows.iter().map(|r| (r.group.clone(), r.bytes)).collect();
+    let title = format!(
+        "Allocated bytes by {} ({})",
+        a.by.as_str(),
+        display_name(&a.input)
+    );
+    plot::bar_chart(
+        &a.chart.out,
+        &chart_opts(&a.chart, title),
+        &bars,
+        ValueKind::Bytes,
+    )?;
+    Ok(())
+}
+
+/// Expand directories into their snapshot files.
+fn expand_series_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for p in inputs {
+        if p.is_dir() {
+            let snaps =
+                snap::list_snapshots(p).with_context(|| format!("cannot list {}", p.display()))?;
+            if snaps.is_empty() {
+                bail!("no allocinfo-<timestamp>.txt snapshots in {}", p.display());
+            }
+            files.extend(snaps);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    Ok(files)
+}
+
+fn cmd_plot_series(a: PlotSeriesArgs) -> Result<()> {
+    let files = expand_series_inputs(&a.files)?;
+    let n = if a.n == 0 { 5 } else { a.n };
+    // Per snapshot: key -> bytes.
+    let mut names: HashMap<String, String> = HashMap::new();
+    let mut columns: Vec<HashMap<String, i64>> = Vec::new();
+    for f in &files {
+        let recs = load(&f.to_string_lossy(), &a.filter)?;
+        let mut col: HashMap<String, i64> = HashMap::new();
+        for r in &recs {
+            let (key, label) = match a.by {
+                SeriesBy::Site => (r.key().to_string(), site_label(r)),
+                other => {
+                    let by = match other {
+                        SeriesBy::Subsystem => GroupBy::Subsystem,
+                        SeriesBy::Dir => GroupBy::Dir,
+                        SeriesBy::Module => GroupBy::Module,
+                        _ => GroupBy::Func,
+                    };
+                    let k = group_key(r, by, a.depth);
+                    (k.clone(), k)
+                }
+            };
+            let e = col.entry(key.clone()).or_insert(0);
+            *e = e.saturating_add(r.bytes);
+            names.entry(key).or_insert(label);
+        }
+        columns.push(col);
+    }
+    let mut peaks: Vec<(String, i64)> = names
+        .keys()
+        .map(|k| {
+            let peak = columns
+                .iter()
+                .map(|c| c.get(k).copied().unwrap_or(0))
+                .max()
+                .unwrap_or(0);
+            (k.clone(), peak)
+        })
+        .filter(|(_, p)| a.filter.min_bytes.is_none_or(|m| *p >= m))
+        .collect();
+    peaks.sort_by(|x, y| y.1.cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
+    peaks.truncate(n);
+    let lines: Vec<Line> = peaks
+        .iter()
+        .map(|(k, _)| Line {
+            name: names[k].clone(),
+            values: columns
+                .iter()
+                .map(|c| c.get(k).copied().unwrap_or(0))
+                .collect(),
+        })
+        .collect();
+
+    let times: Vec<Option<DateTime<Utc>>> = files.iter().map(|f| snap::snapshot_time(f)).collect();
+    let opts = chart_opts(
+        &a.chart,
+        format!(
+            "Top {} {} over {} snapshots",
+            lines.len(),
+            series_what(a.by),
+            files.len()
+        ),
+    );
+    let t0_fmt;
+    // Without timestamps: one tick per snapshot, labelled with its file name.
+    let file_names: Vec<String> = files
+        .iter()
+        .map(|f| {
+            let n = f
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
+            if n.chars().count() > 24 {
+                format!("{}…", n.chars().take(23).collect::<String>())
+            } else {
+                n.into_owned()
+            }
+        })
+        .collect();
+    let idx_fmt = |x: f64| {
+        let i = x.round();
+        if (x - i).abs() > 1e-6 || i < 0.0 {
+            return String::new();
+        }
+        file_names.get(i as usize).cloned().unwrap_or_default()
+    };
+    let x_axis = if let (Some(Some(t0)), true) = (times.first(), times.iter().all(Option::is_some))
+    {
+        let t0 = *t0;
+        let xs: Vec<f64> = times
+            .iter()
+            .map(|t| (t.unwrap_or(t0) - t0).num_seconds() as f64)
+            .collect();
+        let span = xs.iter().copied().fold(0.0, f64::max);
+        t0_fmt = move |x: f64| {
+            let t = t0 + chrono::Duration::seconds(x.round() as i64);
+            if span >= 86400.0 {
+                t.format("%m-%d %H:%M").to_string()
+            } else {
+                t.format("%H:%M:%S").to_string()
+            }
+        };
+        XAxis {
+            xs,
+            desc: format!(
+                "time (UTC), first snapshot {}",
+                t0.format("%Y-%m-%d %H:%M:%S")
+            ),
+            fmt: &t0_fmt,
+        }
+    } else {
+        XAxis {
+            xs: (0..files.len()).map(|i| i as f64).collect(),
+            desc: "snapshot".to_string(),
+            fmt: &idx_fmt,
+        }
+    };
+    plot::line_chart(&a.chart.out, &opts, &x_axis, &lines, ValueKind::Bytes)?;
+    Ok(())
+}
+
+fn series_what(by: SeriesBy) -> &'static str {
+    match by {
+        SeriesBy::Site => "call sites",
+        SeriesBy::Subsystem => "subsystems",
+        SeriesBy::Dir => "directories",
+        SeriesBy::Module => "modules",
+        SeriesBy::Func => "functions",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_valid() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,614 @@
+//! Rendering of command results as table, JSON, CSV or Prometheus text.
+
+use crate::diff::{Diff, SiteDelta};
+use crate::group::{GroupBy, GroupRow};
+use crate::record::{Record, SiteKey};
+use crate::units::{format_iec, format_iec_signed};
+use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Output format of the read commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Human-readable table with IEC sizes.
+    Table,
+    /// JSON (exact integers).
+    Json,
+    /// CSV with a header row (exact integers).
+    Csv,
+    /// Prometheus text exposition format (gauges), for node_exporter's
+    /// textfile collector.
+    Prometheus,
+}
+
+/// Errors while rendering (serialization failures).
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("JSON output: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("CSV output: {0}")]
+    Csv(#[from] csv::Error),
+    #[error("CSV output: {0}")]
+    CsvInner(String),
+}
+
+type Result<T> = std::result::Result<T, RenderError>;
+
+/// Escape a Prometheus label value: backslash, double quote and newline.
+pub fn escape_label_value(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Prometheus label value for a module: the name, or the empty string for
+/// built-in code (equivalent to the label being absent).
+fn prom_module(m: &Option<String>) -> &str {
+    m.as_deref().unwrap_or("")
+}
+
+fn site_labels(k: &SiteKey) -> String {
+    format!(
+        "file=\"{}\",line=\"{}\",func=\"{}\",module=\"{}\"",
+        escape_label_value(&k.file),
+        k.line,
+        escape_label_value(&k.func),
+        escape_label_value(prom_module(&k.module))
+    )
+}
+
+fn prom_header(out: &mut String, name: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} gauge");
+}
+
+fn new_table(header: &[&str], right_align: &[usize]) -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(header.to_vec());
+    for &i in right_align {
+        if let Some(col) = t.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
+fn to_csv<T: Serialize>(
+    rows: impl IntoIterator<Item = T>,
+    header_if_empty: &[&str],
+) -> Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut any = false;
+    for r in rows {
+        w.serialize(r)?;
+        any = true;
+    }
+    if !any {
+        w.write_record(header_if_empty)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| RenderError::CsvInner(e.to_string()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn to_json<T: Serialize + ?Sized>(v: &T) -> Result<String> {
+    let mut s = serde_json::to_string_pretty(v)?;
+    s.push('\n');
+    Ok(s)
+}
+
+// ---------------------------------------------------------------- top
+
+/// Summary line data for `top`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopSummary {
+    /// Call sites after filtering (before `-n`).
+    pub sites: usize,
+    /// Their total bytes.
+    pub bytes: i64,
+}
+
+#[derive(Serialize)]
+struct TopJsonRow<'a> {
+    rank: usize,
+    bytes: i64,
+    calls: u64,
+    file: &'a str,
+    line: u32,
+    module: Option<&'a str>,
+    func: &'a str,
+    extra: BTreeMap<&'a str, &'a str>,
+}
+
+#[derive(Serialize)]
+struct TopCsvRow<'a> {
+    rank: usize,
+    bytes: i64,
+    calls: u64,
+    file: &'a str,
+    line: u32,
+    module: &'a str,
+    func: &'a str,
+    extra: String,
+}
+
+const TOP_CSV_HEADER: [&str; 8] = [
+    "rank", "bytes", "calls", "file", "line", "module", "func", "extra",
+];
+
+/// Render the rows of `top` (already sorted and truncated).
+pub fn render_top(rows: &[Record], summary: TopSummary, fmt: Format) -> Result<String> {
+    match fmt {
+        Format::Table => {
+            let with_notes = rows.iter().any(|r| !r.extra.is_empty());
+            let mut header = vec!["#", "Bytes", "Calls", "Location", "Module", "Function"];
+            if with_notes {
+                header.push("Notes");
+            }
+            let mut t = new_table(&header, &[0, 1, 2]);
+            for (i, r) in rows.iter().enumerate() {
+                let mut row = vec![
+                    (i + 1).to_string(),
+                    format_iec(r.bytes),
+                    r.calls.to_string(),
+                    format!("{}:{}", r.file, r.line),
+                    r.module_label().to_string(),
+                    r.func.clone(),
+                ];
+                if with_notes {
+                    row.push(r.extra_string());
+                }
+                t.add_row(row);
+            }
+            let shown: i64 = rows.iter().fold(0i64, |a, r| a.saturating_add(r.bytes));
+            Ok(format!(
+                "{t}\n{} of {} call sites, {} of {} total\n",
+                rows.len(),
+                summary.sites,
+                format_iec(shown),
+                format_iec(summary.bytes)
+            ))
+        }
+        Format::Json => {
+            let v: Vec<TopJsonRow> = rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| TopJsonRow {
+                    rank: i + 1,
+                    bytes: r.bytes,
+                    calls: r.calls,
+                    file: &r.file,
+                    line: r.line,
+                    module: r.module.as_deref(),
+                    func: &r.func,
+                    extra: r
+                        .extra
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), v.as_str()))
+                        .collect(),
+                })
+                .collect();
+            to_json(&v)
+        }
+        Format::Csv => to_csv(
+            rows.iter().enumerate().map(|(i, r)| TopCsvRow {
+                rank: i + 1,
+                bytes: r.bytes,
+                calls: r.calls,
+                file: &r.file,
+                line: r.line,
+                module: r.module.as_deref().unwrap_or(""),
+                func: &r.func,
+                extra: r.extra_string(),
+            }),
+            &TOP_CSV_HEADER,
+        ),
+        Format::Prometheus => {
+            let mut out = String::new();
+            prom_header(
+                &mut out,
+                "allocinfo_bytes",
+                "Bytes currently allocated from a call site (/proc/allocinfo).",
+            );
+            for r in rows {
+                let _ = writeln!(
+                    out,
+                    "allocinfo_bytes{{{}}} {}",
+                    site_labels(&r.key()),
+                    r.bytes
+                );
+            }
+            prom_header(
+                &mut out,
+                "allocinfo_calls",
+                "Live allocations from a call site (/proc/allocinfo).",
+            );
+            for r in rows {
+                let _ = writeln!(
+                    out,
+                    "allocinfo_calls{{{}}} {}",
+                    site_labels(&r.key()),
+                    r.calls
+                );
+            }
+            Ok(out)
+        }
+    }
+}
+
+// ---------------------------------------------------------------- group
+
+fn group_title(by: GroupBy) -> &'static str {
+    match by {
+        GroupBy::Subsystem => "Subsystem",
+        GroupBy::Dir => "Directory",
+        GroupBy::Module => "Module",
+        GroupBy::Func => "Function",
+    }
+}
+
+/// Render the rows of `group`.
+pub fn render_group(rows: &[GroupRow], by: GroupBy, fmt: Format) -> Result<String> {
+    match fmt {
+        Format::Table => {
+            let mut t = new_table(&["Bytes", "Calls", "Sites", group_title(by)], &[0, 1, 2]);
+            for r in rows {
+                t.add_row(vec![
+                    format_iec(r.bytes),
+                    r.calls.to_string(),
+                    r.sites.to_string(),
+                    r.group.clone(),
+                ]);
+            }
+            let total = rows.iter().fold(0i64, |a, r| a.saturating_add(r.bytes));
+            Ok(format!(
+                "{t}\n{} groups, {} total\n",
+                rows.len(),
+                format_iec(total)
+            ))
+        }
+        Format::Json => to_json(rows),
+        Format::Csv => to_csv(rows, &["group", "bytes", "calls", "sites"]),
+        Format::Prometheus => {
+            let mut out = String::new();
+            let by_s = by.as_str();
+            prom_header(
+                &mut out,
+                "allocinfo_group_bytes",
+                "Bytes currently allocated, summed per group of call sites (/proc/allocinfo).",
+            );
+            for r in rows {
+                let _ = writeln!(
+                    out,
+                    "allocinfo_group_bytes{{by=\"{by_s}\",group=\"{}\"}} {}",
+                    escape_label_value(&r.group),
+                    r.bytes
+                );
+            }
+            prom_header(
+                &mut out,
+                "allocinfo_group_calls",
+                "Live allocations, summed per group of call sites (/proc/allocinfo).",
+            );
+            for r in rows {
+                let _ = writeln!(
+                    out,
+                    "allocinfo_group_calls{{by=\"{by_s}\",group=\"{}\"}} {}",
+                    escape_label_value(&r.group),
+                    r.calls
+                );
+            }
+            Ok(out)
+        }
+    }
+}
+
+// ---------------------------------------------------------------- diff
+
+#[derive(Serialize)]
+struct DiffSiteJson<'a> {
+    file: &'a str,
+    line: u32,
+    module: Option<&'a str>,
+    func: &'a str,
+    status: &'static str,
+    old_bytes: i64,
+    new_bytes: i64,
+    delta_bytes: i64,
+    old_calls: u64,
+    new_calls: u64,
+    delta_calls: i64,
+}
+
+impl<'a> DiffSiteJson<'a> {
+    fn from(s: &'a SiteDelta) -> Self {
+        DiffSiteJson {
+            file: &s.key.file,
+            line: s.key.line,
+            module: s.key.module.as_deref(),
+            func: &s.key.func,
+            status: s.status.as_str(),
+            old_bytes: s.old_bytes,
+            new_bytes: s.new_bytes,
+            delta_bytes: s.delta_bytes(),
+            old_calls: s.old_calls,
+            new_calls: s.new_calls,
+            delta_calls: s.delta_calls(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct DiffJson<'a> {
+    group_by: GroupBy,
+    totals: &'a crate::diff::Totals,
+    counts: &'a crate::diff::StatusCounts,
+    sites: Vec<DiffSiteJson<'a>>,
+    groups: &'a [crate::diff::GroupDelta],
+}
+
+#[derive(Serialize)]
+struct DiffCsvRow<'a> {
+    kind: &'static str,
+    group: &'a str,
+    file: &'a str,
+    line: Option<u32>,
+    module: &'a str,
+    func: &'a str,
+    status: &'static str,
+    old_bytes: i64,
+    new_bytes: i64,
+    delta_bytes: i64,
+    old_calls: u64,
+    new_calls: u64,
+    delta_calls: i64,
+}
+
+fn signed(n: i64) -> String {
+    if n > 0 {
+        format!("+{n}")
+    } else {
+        n.to_string()
+    }
+}
+
+/// Render a [`Diff`] (sites possibly truncated by the caller).
+pub fn render_diff(d: &Diff, fmt: Format) -> Result<String> {
+    match fmt {
+        Format::Table => {
+            let mut out = String::new();
+            let c = &d.counts;
+            let _ = write!(
+                out,
+                "Call sites: {} grown, {} shrunk, {} new, {} vanished, {} with only call-count changes",
+                c.grown, c.shrunk, c.new, c.vanished, c.same
+            );
+            if d.sites.len() < c.total() {
+                let _ = write!(out, " (showing {})", d.sites.len());
+            }
+            out.push('\n');
+            if !d.sites.is_empty() {
+                let mut t = new_table(
+                    &[
+                        "Change", "Old", "New", "Calls", "Status", "Location", "Module", "Function",
+                    ],
+                    &[0, 1, 2, 3],
+                );
+                for s in &d.sites {
+                    t.add_row(vec![
+                        format_iec_signed(s.delta_bytes()),
+                        format_iec(s.old_bytes),
+                        format_iec(s.new_bytes),
+                        signed(s.delta_calls()),
+                        s.status.as_str().to_string(),
+                        s.key.location(),
+                        s.key.module_label().to_string(),
+                        s.key.func.clone(),
+                    ]);
+                }
+                let _ = writeln!(out, "{t}");
+            }
+            let _ = writeln!(out, "\nBy {}:", d.group_by.as_str());
+            if !d.groups.is_empty() {
+                let mut t = new_table(
+                    &["Change", "Old", "New", "Calls", group_title(d.group_by)],
+                    &[0, 1, 2, 3],
+                );
+                for g in &d.groups {
+                    t.add_row(vec![
+                        format_iec_signed(g.delta_bytes),
+                        format_iec(g.old_bytes),
+                        format_iec(g.new_bytes),
+                        signed(g.delta_calls),
+                        g.group.clone(),
+                    ]);
+                }
+                let _ = writeln!(out, "{t}");
+            } else {
+                let _ = writeln!(out, "no changes");
+            }
+            let tt = &d.totals;
+            let _ = writeln!(
+                out,
+                "\nTotal: {} -> {} ({}), calls {} -> {} ({})",
+                format_iec(tt.old_bytes),
+                format_iec(tt.new_bytes),
+                format_iec_signed(tt.delta_bytes),
+                tt.old_calls,
+                tt.new_calls,
+                signed(tt.delta_calls)
+            );
+            Ok(out)
+        }
+        Format::Json => to_json(&DiffJson {
+            group_by: d.group_by,
+            totals: &d.totals,
+            counts: &d.counts,
+            sites: d.sites.iter().map(DiffSiteJson::from).collect(),
+            groups: &d.groups,
+        }),
+        Format::Csv => {
+            let sites = d.sites.iter().map(|s| DiffCsvRow {
+                kind: "site",
+                group: "",
+                file: &s.key.file,
+                line: Some(s.key.line),
+                module: s.key.module.as_deref().unwrap_or(""),
+                func: &s.key.func,
+                status: s.status.as_str(),
+                old_bytes: s.old_bytes,
+                new_bytes: s.new_bytes,
+                delta_bytes: s.delta_bytes(),
+                old_calls: s.old_calls,
+                new_calls: s.new_calls,
+                delta_calls: s.delta_calls(),
+            });
+            let groups = d.groups.iter().map(|g| DiffCsvRow {
+                kind: d.group_by.as_str(),
+                group: &g.group,
+                file: "",
+                line: None,
+                module: "",
+                func: "",
+                status: "",
+                old_bytes: g.old_bytes,
+                new_bytes: g.new_bytes,
+                delta_bytes: g.delta_bytes,
+                old_calls: g.old_calls,
+                new_calls: g.new_calls,
+                delta_calls: g.delta_calls,
+            });
+            to_csv(
+                sites.chain(groups),
+                &[
+                    "kind",
+                    "group",
+                    "file",
+                    "line",
+                    "module",
+                    "func",
+                    "status",
+                    "old_bytes",
+                    "new_bytes",
+                    "delta_bytes",
+                    "old_calls",
+                    "new_calls",
+                    "delta_calls",
+                ],
+            )
+        }
+        Format::Prometheus => {
+            let mut out = String::new();
+            prom_header(
+                &mut out,
+                "allocinfo_diff_bytes",
+                "Change in bytes allocated from a call site between two /proc/allocinfo snapshots.",
+            );
+            for s in &d.sites {
+                let _ = writeln!(
+                    out,
+                    "allocinfo_diff_bytes{{{}}} {}",
+                    site_labels(&s.key),
+                    s.delta_bytes()
+                );
+            }
+            prom_header(
+                &mut out,
+                "allocinfo_diff_calls",
+                "Change in live allocations from a call site between two /proc/allocinfo snapshots.",
+            );
+            for s in &d.sites {
+                let _ = writeln!(
+                    out,
+                    "allocinfo_diff_calls{{{}}} {}",
+                    site_labels(&s.key),
+                    s.delta_calls()
+                );
+            }
+            let by_s = d.group_by.as_str();
+            prom_header(
+                &mut out,
+                "allocinfo_group_diff_bytes",
+                "Change in bytes allocated per group of call sites between two /proc/allocinfo snapshots.",
+            );
+            for g in &d.groups {
+                let _ = writeln!(
+                    out,
+                    "allocinfo_group_diff_bytes{{by=\"{by_s}\",group=\"{}\"}} {}",
+                    escape_label_value(&g.group),
+                    g.delta_bytes
+                );
+            }
+            prom_header(
+                &mut out,
+                "allocinfo_group_diff_calls",
+                "Change in live allocations per group of call sites between two /proc/allocinfo snapshots.",
+            );
+            for g in &d.groups {
+                let _ = writeln!(
+                    out,
+                    "allocinfo_group_diff_calls{{by=\"{by_s}\",group=\"{}\"}} {}",
+                    escape_label_value(&g.group),
+                    g.delta_calls
+                );
+            }
+            Ok(out)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_label_values() {
+        assert_eq!(escape_label_value(r#"a\b"c"#), r#"a\\b\"c"#);
+        assert_eq!(escape_label_value("x\ny"), "x\\ny");
+        assert_eq!(escape_label_value("plain/ok.c"), "plain/ok.c");
+    }
+
+    #[test]
+    fn prometheus_lines_for_sites() {
+        let r = Record {
+            bytes: 8192,
+            calls: 2,
+            file: "drivers/foo/b\"ar.c".into(),
+            line: 77,
+            module: Some("foo_mod".into()),
+            func: "foo_probe".into(),
+            extra: vec![],
+        };
+        let s = render_top(
+            &[r],
+            TopSummary {
+                sites: 1,
+                bytes: 8192,
+            },
+            Format::Prometheus,
+        )
+        .unwrap();
+        assert!(s.contains(
+            "allocinfo_bytes{file=\"drivers/foo/b\\\"ar.c\",line=\"77\",func=\"foo_probe\",module=\"foo_mod\"} 8192\n"
+        ));
+        assert!(s.starts_with("# HELP allocinfo_bytes "));
+    }
+
+    #[test]
+    fn empty_csv_still_has_header() {
+        let s = render_group(&[], GroupBy::Module, Format::Csv).unwrap();
+        assert_eq!(s, "group,bytes,calls,sites\n");
+    }
+}

@@ -1,0 +1,302 @@
+//! Parser for the text format of `/proc/allocinfo` (versions 1.0 and 2.0).
+//!
+//! The parser is line based and never panics: malformed lines are collected as
+//! [`ParseIssue`]s (with their 1-based line number) and skipped. Header lines
+//! (`allocinfo - version: X.Y` and `#` comments) are accepted anywhere, since
+//! users often pipe the file through `sort -g`, and may be missing entirely.
+
+use crate::record::Record;
+use std::fmt;
+
+/// Format version from the `allocinfo - version: X.Y` header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl Version {
+    /// Highest format major version whose layout this parser knows.
+    pub const MAX_KNOWN_MAJOR: u32 = 2;
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// Why a line could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseErrorKind {
+    #[error("invalid byte count {0:?}")]
+    BadBytes(String),
+    #[error("missing call count")]
+    MissingCalls,
+    #[error("invalid call count {0:?}")]
+    BadCalls(String),
+    #[error("missing call site (file:line)")]
+    MissingLocation,
+    #[error("invalid call site {0:?}, expected file:line")]
+    BadLocation(String),
+    #[error("missing func:NAME")]
+    MissingFunc,
+    #[error("unexpected field {0:?}")]
+    UnexpectedField(String),
+    #[error("invalid version header {0:?}")]
+    BadHeader(String),
+}
+
+/// A malformed line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseIssue {
+    /// 1-based line number.
+    pub line_no: usize,
+    pub kind: ParseErrorKind,
+    /// The offending line (without its newline).
+    pub text: String,
+}
+
+impl fmt::Display for ParseIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const MAX: usize = 120;
+        let text: String = if self.text.chars().count() > MAX {
+            let mut t: String = self.text.chars().take(MAX).collect();
+            t.push('…');
+            t
+        } else {
+            self.text.clone()
+        };
+        write!(
+            f,
+            "line {}: malformed line ({}): {:?}",
+            self.line_no, self.kind, text
+        )
+    }
+}
+
+/// Result of parsing one allocinfo text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Parsed {
+    /// Version from the first valid header line, if any.
+    pub version: Option<Version>,
+    /// Data records in input order (duplicates are kept).
+    pub records: Vec<Record>,
+    /// Malformed lines, in input order.
+    pub issues: Vec<ParseIssue>,
+}
+
+/// Prefix of the version header line.
+pub const HEADER_PREFIX: &str = "allocinfo - version:";
+
+/// Parse a whole allocinfo text.
+pub fn parse_str(input: &str) -> Parsed {
+    let mut out = Parsed::default();
+    for (i, line) in input.lines().enumerate() {
+        let line_no = i + 1;
+        match parse_line(line) {
+            Ok(Line::Blank) | Ok(Line::Comment) => {}
+            Ok(Line::Header(v)) => {
+                if out.version.is_none() {
+                    out.version = Some(v);
+                }
+            }
+            Ok(Line::Record(r)) => out.records.push(r),
+            Err(kind) => out.issues.push(ParseIssue {
+                line_no,
+                kind,
+                text: line.to_string(),
+            }),
+        }
+    }
+    out
+}
+
+/// Parse raw bytes; invalid UTF-8 is replaced (and then usually reported as a
+/// malformed line), never an error.
+pub fn parse_bytes(input: &[u8]) -> Parsed {
+    parse_str(&String::from_utf8_lossy(input))
+}
+
+/// Classification of one input line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    Blank,
+    /// A `#` line such as `#     <size>  <calls> <tag info>`.
+    Comment,
+    Header(Version),
+    Record(Record),
+}
+
+/// Parse one line (without its newline).
+pub fn parse_line(line: &str) -> Result<Line, ParseErrorKind> {
+    let trimmed = line.trim();
+    if trimmed.is_empty() {
+        return Ok(Line::Blank);
+    }
+    if trimmed.starts_with('#') {
+        return Ok(Line::Comment);
+    }
+    if let Some(rest) = trimmed.strip_prefix(HEADER_PREFIX) {
+        return parse_version(rest.trim())
+            .map(Line::Header)
+            .ok_or_else(|| ParseErrorKind::BadHeader(rest.trim().to_string()));
+    }
+    parse_record(trimmed).map(Line::Record)
+}
+
+fn parse_version(s: &str) -> Option<Version> {
+    let (maj, min) = s.split_once('.').unwrap_or((s, "0"));
+    Some(Version {
+        major: maj.parse().ok()?,
+        minor: min.parse().ok()?,
+    })
+}
+
+fn parse_record(line: &str) -> Result<Record, ParseErrorKind> {
+    let mut tokens = line.split_whitespace();
+    let bytes_tok = tokens.next().unwrap_or("");
+    let bytes: i64 = bytes_tok
+        .parse()
+        .map_err(|_| ParseErrorKind::BadBytes(bytes_tok.to_string()))?;
+    let calls_tok = tokens.next().ok_or(ParseErrorKind::MissingCalls)?;
+    let calls: u64 = calls_tok
+        .parse()
+        .map_err(|_| ParseErrorKind::BadCalls(calls_tok.to_string()))?;
+    let loc = tokens.next().ok_or(ParseErrorKind::MissingLocation)?;
+    let (file, line_no) = loc
+        .rsplit_once(':')
+        .and_then(|(f, l)| Some((f, l.parse::<u32>().ok()?)))
+        .filter(|(f, _)| !f.is_empty())
+        .ok_or_else(|| ParseErrorKind::BadLocation(loc.to_string()))?;
+
+    let mut module = None;
+    let mut func = None;
+    let mut extra = Vec::new();
+    for tok in tokens {
+        if func.is_none() {
+            if module.is_none() && tok.len() > 2 && tok.starts_with('[') && tok.ends_with(']') {
+                module = Some(tok[1..tok.len() - 1].to_string());
+                continue;
+            }
+            match tok.strip_prefix("func:") {
+                Some(name) if !name.is_empty() => func = Some(name.to_string()),
+                _ => return Err(ParseErrorKind::UnexpectedField(tok.to_string())),
+            }
+        } else {
+            // Format 2.0: `key:value` pairs after the function name.
+            match tok.split_once(':') {
+                Some((k, v)) if !k.is_empty() => extra.push((k.to_string(), v.to_string())),
+                _ => return Err(ParseErrorKind::UnexpectedField(tok.to_string())),
+            }
+        }
+    }
+    let func = func.ok_or(ParseErrorKind::MissingFunc)?;
+    Ok(Record {
+        bytes,
+        calls,
+        file: file.to_string(),
+        line: line_no,
+        module,
+        func,
+        extra,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "allocinfo - version: 1.0
+#     <size>  <calls> <tag info>
+           0        0 arch/x86/kernel/setup.c:1234 func:setup_arch 
+      229376       56 mm/slub.c:2345 func:alloc_slab_page 
+        8192        2 drivers/foo/bar.c:77 [foo_mod] func:foo_probe 
+";
+
+    #[test]
+    fn parses_v1_sample() {
+        let p = parse_str(SAMPLE);
+        assert_eq!(p.version, Some(Version { major: 1, minor: 0 }));
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        assert_eq!(p.records.len(), 3);
+        let r = &p.records[2];
+        assert_eq!(r.bytes, 8192);
+        assert_eq!(r.calls, 2);
+        assert_eq!(r.file, "drivers/foo/bar.c");
+        assert_eq!(r.line, 77);
+        assert_eq!(r.module.as_deref(), Some("foo_mod"));
+        assert_eq!(r.func, "foo_probe");
+        assert!(p.records[1].module.is_none());
+        // Re-formatting reproduces the input byte for byte.
+        let again: String = p.records.iter().map(Record::to_line).collect();
+        assert!(SAMPLE.ends_with(&again));
+    }
+
+    #[test]
+    fn parses_v2_extras_and_unknown_pairs() {
+        let p = parse_str(
+            "allocinfo - version: 2.0\n   12 1 mm/foo.c:12 func:bar accurate:no \n   5 1 mm/x.c:1 [m] func:y accurate:no future:thing\n",
+        );
+        assert_eq!(p.version, Some(Version { major: 2, minor: 0 }));
+        assert!(p.issues.is_empty());
+        assert_eq!(p.records[0].extra, vec![("accurate".into(), "no".into())]);
+        assert!(!p.records[0].is_accurate());
+        assert_eq!(p.records[1].extra_value("future"), Some("thing"));
+        assert_eq!(p.records[1].module.as_deref(), Some("m"));
+    }
+
+    #[test]
+    fn headers_anywhere_or_missing() {
+        let p = parse_str(
+            "   1 1 a/b.c:1 func:f \nallocinfo - version: 1.0\n# x\n   2 2 a/b.c:2 func:g\n",
+        );
+        assert_eq!(p.records.len(), 2);
+        assert_eq!(p.version.unwrap().to_string(), "1.0");
+        let p = parse_str("   -5 1 a/b.c:1 func:f\n");
+        assert_eq!(p.version, None);
+        assert_eq!(p.records[0].bytes, -5);
+    }
+
+    #[test]
+    fn reports_malformed_lines_with_numbers() {
+        let p = parse_str(
+            "x 1 a.c:1 func:f\n1\n1 -1 a.c:1 func:f\n1 1\n1 1 a.c func:f\n1 1 a.c:1\n1 1 a.c:1 [m]\n1 1 a.c:1 foo\n1 1 a.c:1 func:f junk\nallocinfo - version: two\n1 1 :5 func:f\n",
+        );
+        let got: Vec<(usize, ParseErrorKind)> = p
+            .issues
+            .iter()
+            .map(|i| (i.line_no, i.kind.clone()))
+            .collect();
+        use ParseErrorKind::*;
+        assert_eq!(
+            got,
+            vec![
+                (1, BadBytes("x".into())),
+                (2, MissingCalls),
+                (3, BadCalls("-1".into())),
+                (4, MissingLocation),
+                (5, BadLocation("a.c".into())),
+                (6, MissingFunc),
+                (7, MissingFunc),
+                (8, UnexpectedField("foo".into())),
+                (9, UnexpectedField("junk".into())),
+                (10, BadHeader("two".into())),
+                (11, BadLocation(":5".into())),
+            ]
+        );
+        assert!(p.records.is_empty());
+        assert_eq!(
+            p.issues[0].to_string(),
+            "line 1: malformed line (invalid byte count \"x\"): \"x 1 a.c:1 func:f\""
+        );
+    }
+
+    #[test]
+    fn tolerates_crlf_and_invalid_utf8() {
+        let p = parse_bytes(b"allocinfo - version: 1.0\r\n  1 1 a.c:1 func:f \r\n\xff\xfe\n");
+        assert_eq!(p.records.len(), 1);
+        assert_eq!(p.issues.len(), 1);
+        assert_eq!(p.issues[0].line_no, 3);
+    }
+}
