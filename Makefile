@@ -14,6 +14,8 @@
 # builds the module against another kernel tree (then pass LLVM=... as that
 # tree was built).
 
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 KFLAVOUR ?= base
 export KFLAVOUR
 ALLOCPROF_CACHE ?= $(HOME)/.cache/allocprof
@@ -36,8 +38,8 @@ endif
 GUEST := $(CACHE)/guest/$(KFLAVOUR)
 MODSTAGE := $(CACHE)/modbuild/$(KFLAVOUR)
 
-.PHONY: all module print-kdir initramfs setup demo check check-host check-guest \
-	clean distclean kernel selftests
+.PHONY: all module print-kdir initramfs setup demo check lint lint-clippy lint-rustfmt \
+	lint-checkpatch lint-host clean distclean kernel selftests
 
 all: module
 
@@ -81,6 +83,41 @@ selftests: setup
 initramfs: module selftests
 	@qemu/mkinitramfs $(GUEST)/initramfs.cpio.gz $(KDIR) $(GUEST)/modules/*.ko \
 		--selftests $(GUEST)/kselftest
+
+# Style checks, each its own target so scripts/check can count them:
+# clippy on the module (warnings are errors), rustfmt with the kernel's
+# .rustfmt.toml, checkpatch --strict on each patch, clippy and rustfmt on the
+# host crates.  checkpatch ignores, each checked by hand: UNKNOWN_COMMIT_ID
+# (the cited upstream commits are real, but there is no kernel git history
+# here), FILE_PATH_CHANGES (the new rust/helpers files fall under rust/ in
+# MAINTAINERS) and MACRO_ARG_PRECEDENCE (ALLOC_TAG_HOOK's argument is a
+# member name, which cannot be parenthesised).
+CHECKPATCH_IGNORE := UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES,MACRO_ARG_PRECEDENCE
+lint: lint-clippy lint-rustfmt lint-checkpatch lint-host
+
+lint-clippy: setup
+	@mkdir -p $(MODSTAGE)-clippy
+	@rsync -a --delete Kbuild src selftests/modules $(MODSTAGE)-clippy/
+	@touch $(MODSTAGE)-clippy/src/allocprof.rs
+	@$(MAKE) --no-print-directory -C $(KDIR) M=$(MODSTAGE)-clippy $(KMAKE_VARS) \
+		ALLOCPROF_FLAVOUR=$(KFLAVOUR) CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver \
+		ALLOCPROF_RUSTFLAGS=-Dwarnings modules 2>&1 | { grep -v '^make\[' || true; }
+
+lint-rustfmt: setup
+	@ksrc=$$(scripts/kernel-source pristine); rustfmt --check --edition 2021 --config-path $$ksrc/.rustfmt.toml \
+		src/allocprof.rs
+
+lint-checkpatch: setup
+	@ksrc=$$(scripts/kernel-source pristine); rc=0; for p in patches/*.patch; do \
+		$$ksrc/scripts/checkpatch.pl --strict --quiet --no-tree \
+			--ignore $(CHECKPATCH_IGNORE) "$$p" || rc=1; \
+	done; exit $$rc
+
+lint-host:
+	@for c in tools/*/Cargo.toml; do \
+		(cd $$(dirname $$c) && cargo clippy --quiet --locked --all-targets -- -D warnings && \
+			cargo fmt --check) || exit 1; \
+	done
 
 demo: initramfs
 	@qemu/run --flavour $(KFLAVOUR) --add scripts/demo.sh -- sh /root/demo.sh

@@ -90,4 +90,173 @@ static inline int ap_module_loaded(const char *name)
 	return strstr(buf, pat) != NULL;
 }
 
+#define AP_ALLOCINFO "/proc/allocinfo"
+#define AP_SYSCTL "/proc/sys/vm/mem_profiling"
+#define AP_TESTDIR "/sys/kernel/debug/allocprof_test"
+
+/* Reads a whole file of any size; the caller frees the result. */
+static inline char *ap_slurp(const char *path, size_t *lenp)
+{
+	size_t size = 1 << 16, len = 0;
+	char *buf = malloc(size);
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0 || !buf) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	for (;;) {
+		if (len + 4096 + 1 > size) {
+			char *bigger = realloc(buf, size * 2);
+
+			if (!bigger) {
+				free(buf);
+				close(fd);
+				return NULL;
+			}
+			buf = bigger;
+			size *= 2;
+		}
+		n = read(fd, buf + len, size - len - 1);
+		if (n < 0) {
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	if (lenp)
+		*lenp = len;
+	return buf;
+}
+
+/* One call site's figures in /proc/allocinfo. */
+struct ap_fig {
+	long long bytes;
+	unsigned long long calls;
+	int found;
+};
+
+/*
+ * The figures of the call site "... [module] func:func" (module NULL: a
+ * built-in call site) in /proc/allocinfo.
+ */
+static inline struct ap_fig ap_site(const char *module, const char *func)
+{
+	struct ap_fig fig = { 0, 0, 0 };
+	char tail[160], *buf, *line, *save = NULL;
+
+	if (module)
+		snprintf(tail, sizeof(tail), " [%s] func:%s ", module, func);
+	else
+		snprintf(tail, sizeof(tail), " func:%s ", func);
+	buf = ap_slurp(AP_ALLOCINFO, NULL);
+	if (!buf)
+		return fig;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t l = strlen(line), t = strlen(tail);
+
+		if (l < t || strcmp(line + l - t, tail))
+			continue;
+		if (!module && strstr(line, "] func:"))
+			continue;
+		if (sscanf(line, "%lld %llu", &fig.bytes, &fig.calls) == 2)
+			fig.found++;
+	}
+	free(buf);
+	return fig;
+}
+
+/* The test module's call sites, from its debugfs "sites" file. */
+struct ap_testsite {
+	char name[32];
+	char kind[8];
+	char detail[40];
+	unsigned long live;
+};
+
+static inline int ap_testsites(struct ap_testsite *sites, int max)
+{
+	char buf[4096], *line, *save = NULL;
+	int n = 0;
+
+	if (ap_read_file(AP_TESTDIR "/sites", buf, sizeof(buf)) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line && n < max; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%31s %7s %39s %lu", sites[n].name, sites[n].kind,
+			   sites[n].detail, &sites[n].live) == 4)
+			n++;
+	}
+	return n;
+}
+
+/* Bytes upstream accounts per object of a slab cache: its slab_size. */
+static inline long long ap_slab_size(const char *cache)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/slab_size", cache);
+	if (ap_read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	return atoll(buf);
+}
+
+/* Bytes and calls one allocation at a test site adds to its figures. */
+static inline int ap_unit(const struct ap_testsite *s, long long *bytes, unsigned long long *calls)
+{
+	if (!strcmp(s->kind, "slab")) {
+		*bytes = ap_slab_size(s->detail);
+		*calls = 1;
+		return *bytes > 0 ? 0 : -1;
+	}
+	*bytes = atoll(s->detail);
+	/* alloc_pages_exact() splits its block: one call per page kept. */
+	*calls = strcmp(s->name, "alloc_pages_exact") ? 1 : *bytes / sysconf(_SC_PAGESIZE);
+	return 0;
+}
+
+static inline int ap_test_alloc(const char *site, unsigned int count)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "%.31s %u", site, count);
+	return ap_write_file(AP_TESTDIR "/alloc", cmd, strlen(cmd));
+}
+
+static inline int ap_test_free(const char *site)
+{
+	return ap_write_file(AP_TESTDIR "/free", site, strlen(site));
+}
+
+/* The site's figures are exactly (bytes, calls); reports what it saw. */
+static inline int ap_expect(const char *func, long long bytes, unsigned long long calls)
+{
+	struct ap_fig f = ap_site("allocprof_test", func);
+
+	if (f.found == 1 && f.bytes == bytes && f.calls == calls)
+		return 1;
+	ksft_print_msg("%s: found %d line(s), %lld bytes %llu calls; expected %lld %llu\n",
+		       func, f.found, f.bytes, f.calls, bytes, calls);
+	return 0;
+}
+
+/* Loads allocprof (with args) and the test module; 0 on success. */
+static inline int ap_load(const char *args)
+{
+	if (ap_module_loaded("allocprof") && ap_sh("rmmod allocprof"))
+		return -1;
+	if (ap_sh("modprobe allocprof %s", args ? args : ""))
+		return -1;
+	if (!ap_module_loaded("allocprof_test") && ap_sh("modprobe allocprof_test"))
+		return -1;
+	return 0;
+}
+
 #endif /* ALLOCPROF_LIB_H */

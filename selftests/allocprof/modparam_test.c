@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * modparam_test: mem_profiling=0|1|never sets the state at load; any other
+ * value fails the load with a message and leaves nothing behind.
+ */
+#include "allocprof_lib.h"
+
+static const char *const bad[] = {
+	"mem_profiling=2",     "mem_profiling=-1",	"mem_profiling=01",
+	"mem_profiling=yes",   "mem_profiling=",	"mem_profiling",
+	"mem_profiling=nevr",  "mem_profiling=NEVER",	"mem_profiling=1x",
+	"mem_profiling=\\\"1 \\\"",
+};
+
+static int sysctl_is(const char *want)
+{
+	char buf[32];
+
+	return ap_read_file(AP_SYSCTL, buf, sizeof(buf)) > 0 && !strcmp(buf, want);
+}
+
+int main(void)
+{
+	unsigned int i;
+
+	ksft_print_header();
+	ksft_set_plan(2 * ARRAY_SIZE(bad) + 5);
+	if (ap_module_loaded("allocprof"))
+		ap_sh("rmmod allocprof");
+	ap_sh("dmesg -c >/dev/null");
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		int rc = ap_sh("insmod /lib/modules/$(uname -r)/extra/allocprof.ko %s 2>/dev/null",
+			       bad[i]);
+
+		ksft_test_result(rc != 0 && !ap_module_loaded("allocprof") &&
+				 access(AP_ALLOCINFO, F_OK) && access(AP_SYSCTL, F_OK),
+				 "insmod allocprof %s fails, nothing left\n", bad[i]);
+		/*
+		 * Ours for a value we parse; the kernel's own for a bare
+		 * "mem_profiling", which never reaches the module.
+		 */
+		ksft_test_result(ap_sh("dmesg -c | grep -q -e 'mem_profiling= must be 0, 1 or never' "
+				       "-e 'invalid for parameter .mem_profiling'") == 0,
+				 "insmod allocprof %s: message in the kernel log\n", bad[i]);
+	}
+	ksft_test_result(ap_sh("modprobe allocprof mem_profiling=0") == 0 && sysctl_is("0\n"),
+			 "mem_profiling=0: loads, sysctl reads 0\n");
+	ksft_test_result(ap_sh("rmmod allocprof && modprobe allocprof mem_profiling=never") == 0 &&
+			 sysctl_is("never\n"), "mem_profiling=never: loads, sysctl reads never\n");
+	ksft_test_result(ap_sh("rmmod allocprof && modprobe allocprof mem_profiling=1") == 0 &&
+			 sysctl_is("1\n"), "mem_profiling=1: loads, sysctl reads 1\n");
+	ksft_test_result(ap_sh("rmmod allocprof && modprobe allocprof") == 0 && sysctl_is("1\n"),
+			 "default: sysctl reads 1\n");
+	ksft_test_result(ap_sh("rmmod allocprof") == 0, "unload\n");
+	ksft_finished();
+}

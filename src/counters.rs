@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-CPU counters of bytes and calls for every call site.
+//!
+//! A call site's compact id selects a counter pair in a block of per-CPU
+//! memory; blocks are allocated as ids are handed out, never moved, and
+//! freed with the table.  The hot path is two per-CPU adds: no shared
+//! atomic, no lock, no allocation.  Readers sum over the possible CPUs.
+
+use core::{
+    ptr,
+    sync::atomic::{AtomicPtr, Ordering},
+};
+use kernel::{error::Result, prelude::*};
+
+use crate::sys::percpu::{on_cpu, possible_cpus, this_cpu_add, PerCpu};
+
+/// Call-site ids are 16 bits: a page's back-reference is two bytes.
+pub(crate) const MAX_IDS: usize = 1 << 16;
+/// Ids per block of per-CPU counters (4 KiB a CPU).
+const BLOCK_IDS: usize = 256;
+const MAX_BLOCKS: usize = MAX_IDS / BLOCK_IDS;
+
+/// One call site's counters on one CPU.
+#[repr(C)]
+#[derive(Zeroable)]
+pub(crate) struct Counter {
+    bytes: u64,
+    calls: u64,
+}
+
+type Block = [Counter; BLOCK_IDS];
+
+/// A block pointer before its block is allocated (an array initialiser).
+#[allow(clippy::declare_interior_mutable_const)]
+const NO_BLOCK: AtomicPtr<Block> = AtomicPtr::new(ptr::null_mut());
+
+/// A call site's totals over all CPUs.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Totals {
+    /// Bytes allocated and not yet freed (upstream prints it signed).
+    pub(crate) bytes: i64,
+    /// Allocations not yet freed.
+    pub(crate) calls: u64,
+}
+
+impl Totals {
+    /// Nothing allocated.
+    pub(crate) fn is_zero(&self) -> bool {
+        self.bytes == 0 && self.calls == 0
+    }
+}
+
+/// The counters of every call-site id.
+pub(crate) struct Counters {
+    /// Per-CPU pointers of the blocks; NULL until `ensure` allocates one.
+    blocks: [AtomicPtr<Block>; MAX_BLOCKS],
+}
+
+impl Counters {
+    /// A table with no blocks yet.
+    pub(crate) fn new() -> Self {
+        Self {
+            blocks: [NO_BLOCK; MAX_BLOCKS],
+        }
+    }
+
+    /// Makes sure ids `first..first + len` have counters, zeroed.
+    ///
+    /// Called with the registry locked, so never concurrently with itself.
+    pub(crate) fn ensure(&self, first: usize, len: usize) -> Result {
+        if len == 0 {
+            return Ok(());
+        }
+        for b in first / BLOCK_IDS..=(first + len - 1) / BLOCK_IDS {
+            if self.blocks[b].load(Ordering::Relaxed).is_null() {
+                let block = PerCpu::<Block>::new()?;
+                self.blocks[b].store(block.into_raw(), Ordering::Release);
+            }
+        }
+        Ok(())
+    }
+
+    /// The per-CPU address of `id`'s counters, if it has a block.
+    #[inline(always)]
+    fn counter(&self, id: usize) -> Option<*mut u64> {
+        let block = self.blocks.get(id / BLOCK_IDS)?.load(Ordering::Relaxed);
+        if block.is_null() {
+            return None;
+        }
+        // A per-CPU address is an offset, not a pointer into memory we may
+        // dereference: compute it without claiming it is in bounds.
+        Some(
+            block
+                .cast::<Counter>()
+                .wrapping_add(id % BLOCK_IDS)
+                .cast::<u64>(),
+        )
+    }
+
+    /// Adds `bytes` and `calls` to `id` on the local CPU (both wrap, so
+    /// subtracting is adding the two's complement).
+    #[inline(always)]
+    pub(crate) fn add(&self, id: usize, bytes: u64, calls: u64) {
+        if let Some(c) = self.counter(id) {
+            // SAFETY: `c` is a per-CPU pointer into a live block (blocks are
+            // only freed with `self`); `bytes` and `calls` are the two
+            // `u64`s of a `#[repr(C)]` `Counter`.
+            unsafe {
+                this_cpu_add(c, bytes);
+                this_cpu_add(c.wrapping_add(1), calls);
+            }
+        }
+    }
+
+    /// Takes `bytes` and `calls` away from `id` on the local CPU.
+    #[inline(always)]
+    pub(crate) fn sub(&self, id: usize, bytes: u64, calls: u64) {
+        self.add(id, bytes.wrapping_neg(), calls.wrapping_neg())
+    }
+
+    /// `id`'s totals over all CPUs.
+    pub(crate) fn read(&self, id: usize) -> Totals {
+        let Some(block) = self
+            .blocks
+            .get(id / BLOCK_IDS)
+            .map(|b| b.load(Ordering::Acquire))
+        else {
+            return Totals::default();
+        };
+        if block.is_null() {
+            return Totals::default();
+        }
+        let (mut bytes, mut calls) = (0u64, 0u64);
+        for cpu in possible_cpus() {
+            // SAFETY: `block` came from `PerCpu::into_raw` and is freed only
+            // with `self`; `cpu` is a possible CPU.
+            let c = &unsafe { on_cpu(block, cpu) }[id % BLOCK_IDS];
+            // SAFETY: Other CPUs update their copies concurrently; a volatile
+            // aligned 64-bit load sees one value or the other, never a mix.
+            let (b, n) = unsafe { (ptr::read_volatile(&c.bytes), ptr::read_volatile(&c.calls)) };
+            bytes = bytes.wrapping_add(b);
+            calls = calls.wrapping_add(n);
+        }
+        Totals {
+            bytes: bytes as i64,
+            calls,
+        }
+    }
+}
+
+impl Drop for Counters {
+    fn drop(&mut self) {
+        for b in &self.blocks {
+            let p = b.load(Ordering::Relaxed);
+            if !p.is_null() {
+                // SAFETY: `p` came from `PerCpu::into_raw` and is freed once.
+                drop(unsafe { PerCpu::<Block>::from_raw(p) });
+            }
+        }
+    }
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Page back-references: which call site allocated each page.
+//!
+//! One 16-bit call-site id per page frame, in an array indexed by PFN and
+//! allocated at load for the memory present (upstream keeps an 8-byte
+//! pointer per page in `page_ext`).  Only the first page of an allocation
+//! carries the id; a split copies it to the first page of every piece.  A
+//! page frame beyond the array is counted as untracked.  Pages allocated
+//! before the module loaded carry no id, so freeing them changes nothing.
+
+use core::{
+    ptr::NonNull,
+    sync::atomic::{AtomicU16, AtomicU64, Ordering},
+};
+use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*};
+
+use crate::counters::Counters;
+use crate::sys::mm::{Page, PAGE_SIZE};
+
+/// Back-reference storage per page, in bytes (for the closing figures).
+pub(crate) const BYTES_PER_PAGE: usize = core::mem::size_of::<u16>();
+
+/// The PFN-indexed array of call-site ids.
+pub(crate) struct PageRefs {
+    /// Owns the memory `refs` points into.
+    _storage: KVVec<u16>,
+    refs: NonNull<u16>,
+    len: usize,
+    /// Page allocations whose frame lies beyond the array.
+    untracked: AtomicU64,
+}
+
+// SAFETY: The ids are only accessed through atomics (see `slot`).
+unsafe impl Send for PageRefs {}
+// SAFETY: As above.
+unsafe impl Sync for PageRefs {}
+
+impl PageRefs {
+    /// An array covering page frames `0..nr_pfns`, all without an id.
+    pub(crate) fn new(nr_pfns: usize) -> Result<Self> {
+        let mut storage = KVVec::with_capacity(nr_pfns, GFP_KERNEL)?;
+        storage.extend_with(nr_pfns, 0u16, GFP_KERNEL)?;
+        let refs = NonNull::new(storage.as_mut_ptr()).ok_or(ENOMEM)?;
+        Ok(Self {
+            _storage: storage,
+            refs,
+            len: nr_pfns,
+            untracked: AtomicU64::new(0),
+        })
+    }
+
+    /// Bytes used by the array.
+    pub(crate) fn size(&self) -> usize {
+        self.len * BYTES_PER_PAGE
+    }
+
+    /// Page allocations that could not be tracked so far.
+    pub(crate) fn untracked(&self) -> u64 {
+        self.untracked.load(Ordering::Relaxed)
+    }
+
+    /// The id slot of page frame `pfn`, if the array covers it.
+    #[inline(always)]
+    fn slot(&self, pfn: usize) -> Option<&AtomicU16> {
+        if pfn >= self.len {
+            return None;
+        }
+        // SAFETY: `pfn < len`, so the element is inside the array, which
+        // lives as long as `self`; every access to it is atomic, and
+        // `AtomicU16` has the layout of `u16`.
+        Some(unsafe { AtomicU16::from_ptr(self.refs.as_ptr().add(pfn)) })
+    }
+
+    /// `2^order` pages at `page` were allocated for call site `id`.
+    #[inline]
+    pub(crate) fn alloc(&self, counters: &Counters, page: Page, order: u32, id: u16) {
+        let Some(slot) = self.slot(page.pfn()) else {
+            self.untracked.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        slot.store(id, Ordering::Relaxed);
+        counters.add(id.into(), PAGE_SIZE << order, 1);
+    }
+
+    /// `2^order` pages at `page` are freed.
+    #[inline]
+    pub(crate) fn free(&self, counters: &Counters, page: Page, order: u32) {
+        if let Some(slot) = self.slot(page.pfn()) {
+            let id = slot.load(Ordering::Relaxed);
+            if id != 0 {
+                slot.store(0, Ordering::Relaxed);
+                counters.sub(id.into(), PAGE_SIZE << order, 1);
+            }
+        }
+    }
+
+    /// The allocation at `page` becomes pieces of `2^new_order` pages, each
+    /// freed on its own: every piece gets the id and counts as a call.
+    pub(crate) fn split(&self, counters: &Counters, page: Page, old_order: u32, new_order: u32) {
+        let pfn = page.pfn();
+        let Some(id) = self.slot(pfn).map(|s| s.load(Ordering::Relaxed)) else {
+            return;
+        };
+        if id == 0 || new_order >= old_order {
+            return;
+        }
+        let pieces = 1usize << (old_order - new_order);
+        for i in 1..pieces {
+            if let Some(slot) = self.slot(pfn + (i << new_order)) {
+                slot.store(id, Ordering::Relaxed);
+            }
+        }
+        counters.add(id.into(), 0, pieces as u64 - 1);
+    }
+
+    /// Migration: `dst` takes over `src`'s id; `dst`'s own allocation (by
+    /// the migration code) is uncounted, and `src`'s free will count nothing.
+    pub(crate) fn copy(&self, counters: &Counters, dst: Page, src: Page, order: u32) {
+        let Some(src_slot) = self.slot(src.pfn()) else {
+            return;
+        };
+        let id = src_slot.load(Ordering::Relaxed);
+        if id == 0 {
+            return;
+        }
+        let Some(dst_slot) = self.slot(dst.pfn()) else {
+            return;
+        };
+        let old = dst_slot.load(Ordering::Relaxed);
+        if old != 0 {
+            counters.sub(old.into(), PAGE_SIZE << order, 1);
+        }
+        dst_slot.store(id, Ordering::Relaxed);
+        src_slot.store(0, Ordering::Relaxed);
+    }
+
+    /// The id of the allocation at `page` (0: none).
+    pub(crate) fn id_of(&self, page: Page) -> u16 {
+        self.slot(page.pfn())
+            .map_or(0, |s| s.load(Ordering::Relaxed))
+    }
+}

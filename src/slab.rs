@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Slab and percpu objects: the call site lives in the per-object slot the
+//! kernel keeps next to every object (the slab's or percpu chunk's object
+//! extension vector), so no object address is ever hashed or looked up.
+//!
+//! A slot holds `generation << 32 | id`.  Slots outlive the module (the
+//! kernel frees objects while no back end is registered, and keeps the
+//! vectors), so the generation of the registration that wrote a slot tells
+//! our own values from those an earlier load left behind.
+
+use crate::counters::Counters;
+use crate::sys::backend::ObjSlot;
+
+/// The slot value for call site `id` in registration `generation`.
+#[inline(always)]
+pub(crate) fn encode(generation: u32, id: u16) -> u64 {
+    (u64::from(generation) << 32) | u64::from(id)
+}
+
+/// The call site of slot value `v`, if registration `generation` wrote it.
+#[inline(always)]
+pub(crate) fn decode(generation: u32, v: u64) -> Option<u16> {
+    let id = (v & 0xffff) as u16;
+    ((v >> 32) as u32 == generation && generation != 0 && id != 0).then_some(id)
+}
+
+/// An object of `size` bytes was allocated for call site `id`.
+#[inline]
+pub(crate) fn alloc(counters: &Counters, generation: u32, slot: ObjSlot<'_>, id: u16, size: usize) {
+    slot.set(encode(generation, id));
+    counters.add(id.into(), size as u64, 1);
+}
+
+/// An object is allocated with no call site we know: its slot is cleared.
+#[inline]
+pub(crate) fn alloc_untracked(slot: ObjSlot<'_>) {
+    slot.set(0);
+}
+
+/// An object of `size` bytes is freed.
+#[inline]
+pub(crate) fn free(counters: &Counters, generation: u32, slot: ObjSlot<'_>, size: usize) {
+    let v = slot.get();
+    slot.set(0);
+    if let Some(id) = decode(generation, v) {
+        counters.sub(id.into(), size as u64, 1);
+    }
+}

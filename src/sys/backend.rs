@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The patched kernel's allocation-profiling back-end interface
+//! (`include/linux/alloc_tag_backend.h`): code-tag sections, the hooks, and
+//! registration.
+
+use core::{
+    marker::PhantomData,
+    ptr::{self, NonNull},
+    sync::atomic::{AtomicU64, Ordering},
+};
+use kernel::{
+    bindings,
+    error::{to_result, Result},
+    ffi::{c_int, c_uint, c_ulong},
+    str::CStr,
+};
+
+use super::mm::Page;
+
+/// One call site's `struct alloc_tag` in an `alloc_tags` section.
+///
+/// # Invariants
+///
+/// Points into a section that the kernel reported with `section_add` and has
+/// not yet withdrawn with `section_del`.
+#[derive(Clone, Copy)]
+pub(crate) struct Tag(NonNull<bindings::alloc_tag>);
+
+// SAFETY: A tag is plain data in kernel or module memory; the only field
+// written after boot is `backend`, and only through `set_id`.
+unsafe impl Send for Tag {}
+
+/// Where a call site is: what `/proc/allocinfo` prints of it.
+pub(crate) struct Site<'a> {
+    pub(crate) file: &'a [u8],
+    pub(crate) line: u32,
+    /// The module, for call sites in loadable modules.
+    pub(crate) module: Option<&'a [u8]>,
+    pub(crate) function: &'a [u8],
+}
+
+/// Bytes of a C string from a code tag, or `?` for none.
+///
+/// # Safety
+///
+/// `p` is NULL or a NUL-terminated string that lives as long as `'a`.
+unsafe fn tag_str<'a>(p: *const kernel::ffi::c_char) -> &'a [u8] {
+    if p.is_null() {
+        b"?"
+    } else {
+        // SAFETY: By the function's safety requirement.
+        unsafe { CStr::from_char_ptr(p) }.as_bytes()
+    }
+}
+
+impl Tag {
+    /// The back end's word in the tag: our compact call-site id.
+    #[inline]
+    pub(crate) fn id(self) -> u64 {
+        // SAFETY: By the type invariant the tag is valid; `backend` is only
+        // written by `set_id`, with a single aligned store.
+        unsafe { ptr::read_volatile(ptr::addr_of!((*self.0.as_ptr()).backend)) as u64 }
+    }
+
+    /// Sets the tag's call-site id.
+    pub(crate) fn set_id(self, id: u64) {
+        // SAFETY: By the type invariant the tag is valid and writable (the
+        // `alloc_tags` sections are data); a single aligned store.
+        unsafe { ptr::write_volatile(ptr::addr_of_mut!((*self.0.as_ptr()).backend), id as c_ulong) }
+    }
+
+    /// The call site's file, line, module and function.
+    pub(crate) fn site(&self) -> Site<'_> {
+        // SAFETY: By the type invariant the tag and the strings it points to
+        // (in the same image as the tag) are valid while `self` is borrowed.
+        unsafe {
+            let ct = &(*self.0.as_ptr()).ct;
+            Site {
+                file: tag_str(ct.filename),
+                line: ct.lineno,
+                module: (!ct.modname.is_null()).then(|| tag_str(ct.modname)),
+                function: tag_str(ct.function),
+            }
+        }
+    }
+}
+
+/// The tags of one `alloc_tags` section: vmlinux's or a module's.
+pub(crate) struct TagSection {
+    module: *mut bindings::module,
+    start: *mut bindings::alloc_tag,
+    len: usize,
+}
+
+// SAFETY: The section is plain data owned by the kernel; the raw pointers
+// are only dereferenced while the section is registered, from any thread.
+unsafe impl Send for TagSection {}
+
+impl TagSection {
+    /// Which image the section belongs to (0 for vmlinux), for matching
+    /// `section_del` with `section_add`.
+    pub(crate) fn owner(&self) -> usize {
+        self.module as usize
+    }
+
+    /// The number of call sites.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The `i`-th tag.
+    ///
+    /// # Safety
+    ///
+    /// The result must not be used after the section is withdrawn
+    /// (`Backend::section_del` for it has returned).
+    pub(crate) unsafe fn tag(&self, i: usize) -> Tag {
+        assert!(i < self.len);
+        // SAFETY: `start..start + len` is the section the kernel gave us, so
+        // the pointer is in bounds and not NULL.
+        Tag(unsafe { NonNull::new_unchecked(self.start.add(i)) })
+    }
+}
+
+/// A slab or percpu object's reference slot (`union codetag_ref`): a word
+/// the kernel keeps for the back end next to every object.
+pub(crate) struct ObjSlot<'a>(&'a AtomicU64);
+
+impl ObjSlot<'_> {
+    /// The slot's value.
+    #[inline]
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Replaces the slot's value.
+    #[inline]
+    pub(crate) fn set(&self, v: u64) {
+        self.0.store(v, Ordering::Relaxed)
+    }
+}
+
+/// An allocation-profiling back end: the hooks the patched kernel calls.
+///
+/// The hot hooks (all but `section_add`/`section_del`) run in any context
+/// with preemption disabled: they must not sleep, allocate or lock.
+pub(crate) trait Backend {
+    /// A code-tag section appeared: vmlinux's or a loading module's.
+    fn section_add(section: TagSection) -> Result;
+    /// A module's section goes away; its memory is freed after this returns.
+    fn section_del(section: TagSection);
+    /// `2^order` pages were allocated at the call site `tag`.
+    fn page_alloc(page: Page, order: u32, tag: Option<Tag>);
+    /// `2^order` pages are freed.
+    fn page_free(page: Page, order: u32);
+    /// An allocation of `2^old_order` pages becomes pieces of `2^new_order`.
+    fn page_split(page: Page, old_order: u32, new_order: u32);
+    /// Migration: `dst` (`2^order` pages) takes over `src`'s reference.
+    fn page_copy(dst: Page, src: Page, order: u32);
+    /// The reference of `page`, read before a partial free (0: none).
+    fn page_ref(page: Page) -> u64;
+    /// A partial free removed `nr` pages of the allocation `page_ref` named.
+    fn page_ref_sub(reference: u64, nr: u32);
+    /// A slab or percpu object of `size` bytes was allocated at `tag`.
+    fn obj_alloc(slot: ObjSlot<'_>, tag: Option<Tag>, size: usize);
+    /// A slab or percpu object of `size` bytes with a non-zero slot is freed.
+    fn obj_free(slot: ObjSlot<'_>, size: usize);
+    /// Print the top `count` call sites after the kernel's memory report.
+    fn show_mem(count: u32);
+}
+
+/// # Safety
+///
+/// Called by the kernel with a valid section range.
+unsafe extern "C" fn section_add<B: Backend>(
+    module: *mut bindings::module,
+    start: *mut bindings::alloc_tag,
+    stop: *mut bindings::alloc_tag,
+) -> c_int {
+    // SAFETY: `start..stop` is one section, so both are in the same object.
+    let len = unsafe { stop.offset_from(start) } as usize;
+    match B::section_add(TagSection { module, start, len }) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// # Safety
+///
+/// Called by the kernel with a section it reported before.
+unsafe extern "C" fn section_del<B: Backend>(
+    module: *mut bindings::module,
+    start: *mut bindings::alloc_tag,
+    stop: *mut bindings::alloc_tag,
+) {
+    // SAFETY: `start..stop` is one section, so both are in the same object.
+    let len = unsafe { stop.offset_from(start) } as usize;
+    B::section_del(TagSection { module, start, len })
+}
+
+/// A tag pointer from the kernel as a [`Tag`].
+///
+/// # Safety
+///
+/// `tag` is NULL or points into a section the back end was given.
+unsafe fn tag_from_raw(tag: *mut bindings::alloc_tag) -> Option<Tag> {
+    NonNull::new(tag).map(Tag)
+}
+
+/// # Safety
+///
+/// Called by the kernel with a valid page and a tag of a live section.
+unsafe extern "C" fn page_alloc<B: Backend>(
+    page: *mut bindings::page,
+    order: c_uint,
+    tag: *mut bindings::alloc_tag,
+) {
+    // SAFETY: By the function's safety requirements.
+    let (page, tag) = unsafe { (Page::from_raw(page), tag_from_raw(tag)) };
+    B::page_alloc(page, order, tag)
+}
+
+/// # Safety
+///
+/// Called by the kernel with a valid page.
+unsafe extern "C" fn page_free<B: Backend>(page: *mut bindings::page, order: c_uint) {
+    // SAFETY: By the function's safety requirements.
+    B::page_free(unsafe { Page::from_raw(page) }, order)
+}
+
+/// # Safety
+///
+/// Called by the kernel with a valid page.
+unsafe extern "C" fn page_split<B: Backend>(
+    page: *mut bindings::page,
+    old_order: c_uint,
+    new_order: c_uint,
+) {
+    // SAFETY: By the function's safety requirements.
+    B::page_split(unsafe { Page::from_raw(page) }, old_order, new_order)
+}
+
+/// # Safety
+///
+/// Called by the kernel with valid pages.
+unsafe extern "C" fn page_copy<B: Backend>(
+    dst: *mut bindings::page,
+    src: *mut bindings::page,
+    order: c_uint,
+) {
+    // SAFETY: By the function's safety requirements.
+    let (dst, src) = unsafe { (Page::from_raw(dst), Page::from_raw(src)) };
+    B::page_copy(dst, src, order)
+}
+
+/// # Safety
+///
+/// Called by the kernel with a valid page.
+unsafe extern "C" fn page_ref<B: Backend>(page: *mut bindings::page) -> c_ulong {
+    // SAFETY: By the function's safety requirements.
+    B::page_ref(unsafe { Page::from_raw(page) }) as c_ulong
+}
+
+extern "C" fn page_ref_sub<B: Backend>(reference: c_ulong, nr: c_uint) {
+    B::page_ref_sub(reference as u64, nr)
+}
+
+/// # Safety
+///
+/// Called by the kernel with a valid slot, exclusively ours during the call
+/// (the object is being allocated or freed), and a tag of a live section.
+unsafe extern "C" fn obj_alloc<B: Backend>(
+    slot: *mut bindings::codetag_ref,
+    tag: *mut bindings::alloc_tag,
+    size: usize,
+) {
+    // SAFETY: The slot is a valid, aligned `unsigned long`, which has the
+    // layout of `AtomicU64` on 64-bit machines, and lives for the call.
+    let slot = ObjSlot(unsafe { AtomicU64::from_ptr(ptr::addr_of_mut!((*slot).backend).cast()) });
+    // SAFETY: By the function's safety requirements.
+    B::obj_alloc(slot, unsafe { tag_from_raw(tag) }, size)
+}
+
+/// # Safety
+///
+/// Called by the kernel with a valid slot.
+unsafe extern "C" fn obj_free<B: Backend>(slot: *mut bindings::codetag_ref, size: usize) {
+    // SAFETY: As in `obj_alloc`.
+    let slot = ObjSlot(unsafe { AtomicU64::from_ptr(ptr::addr_of_mut!((*slot).backend).cast()) });
+    B::obj_free(slot, size)
+}
+
+extern "C" fn show_mem<B: Backend>(count: c_uint) {
+    B::show_mem(count)
+}
+
+/// The hook table of back end `B`.
+struct Table<B: Backend>(PhantomData<B>);
+
+impl<B: Backend> Table<B> {
+    const OPS: bindings::alloc_tag_backend = bindings::alloc_tag_backend {
+        owner: ptr::null_mut(),
+        section_add: Some(section_add::<B>),
+        section_del: Some(section_del::<B>),
+        page_alloc: Some(page_alloc::<B>),
+        page_free: Some(page_free::<B>),
+        page_split: Some(page_split::<B>),
+        page_copy: Some(page_copy::<B>),
+        page_ref: Some(page_ref::<B>),
+        page_ref_sub: Some(page_ref_sub::<B>),
+        obj_alloc: Some(obj_alloc::<B>),
+        obj_free: Some(obj_free::<B>),
+        show_mem: Some(show_mem::<B>),
+    };
+}
+
+/// The registration of back end `B`; unregisters on drop.
+///
+/// # Invariants
+///
+/// `B`'s hook table is registered with the kernel.
+pub(crate) struct Registration<B: Backend + 'static> {
+    /// The table given to the kernel: unregistering must name the same one.
+    ops: &'static bindings::alloc_tag_backend,
+    generation: u32,
+    _b: PhantomData<B>,
+}
+
+// SAFETY: The registration is only a token for unregistering, which any
+// thread may do; the hook table it refers to is never written.
+unsafe impl<B: Backend + 'static> Send for Registration<B> {}
+// SAFETY: `enable` may be called from any thread; the kernel serialises it.
+unsafe impl<B: Backend + 'static> Sync for Registration<B> {}
+
+impl<B: Backend + 'static> Registration<B> {
+    /// Registers `B`: `section_add` runs for vmlinux and every loaded module
+    /// before this returns, and the free-side hooks are live.  The alloc
+    /// side starts with [`Registration::enable`].
+    pub(crate) fn register() -> Result<Self> {
+        let ops: &'static bindings::alloc_tag_backend = &Table::<B>::OPS;
+        let mut generation: c_uint = 0;
+        // SAFETY: `ops` is a promoted constant, so it lives for the whole
+        // program; the hooks it names are valid for any `B`.
+        to_result(unsafe { bindings::alloc_tag_backend_register(ops, &mut generation) })?;
+        Ok(Self {
+            ops,
+            generation,
+            _b: PhantomData,
+        })
+    }
+
+    /// A number that differs for every registration since boot.
+    pub(crate) fn generation(&self) -> u32 {
+        self.generation
+    }
+
+    /// Turns the alloc-side hooks (profiling) on or off.
+    pub(crate) fn enable(&self, on: bool) {
+        // SAFETY: We are registered (type invariant).
+        unsafe { bindings::alloc_tag_backend_enable(on) }
+    }
+}
+
+impl<B: Backend + 'static> Drop for Registration<B> {
+    fn drop(&mut self) {
+        // SAFETY: We are registered (type invariant); after this returns no
+        // hook of `B` runs any more.
+        unsafe { bindings::alloc_tag_backend_unregister(self.ops) }
+    }
+}

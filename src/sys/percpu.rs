@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-CPU memory: allocation, the local CPU's copy on the hot path, and
+//! every possible CPU's copy for readers.
+
+use core::{marker::PhantomData, mem, ptr::NonNull};
+use kernel::{bindings, error::code::ENOMEM, error::Result, init::Zeroable};
+
+/// A zeroed per-CPU instance of `T`, freed on drop.
+pub(crate) struct PerCpu<T: Zeroable> {
+    /// A per-CPU pointer (an offset into each CPU's area, not an address).
+    ptr: NonNull<T>,
+    _t: PhantomData<T>,
+}
+
+// SAFETY: Each CPU's copy is only changed through `this_cpu_add`, which is a
+// single per-CPU instruction; the handle itself can move between threads.
+unsafe impl<T: Zeroable> Send for PerCpu<T> {}
+// SAFETY: Shared access only reads other CPUs' copies or adds to the local
+// one with an interrupt-safe per-CPU operation.
+unsafe impl<T: Zeroable> Sync for PerCpu<T> {}
+
+impl<T: Zeroable> PerCpu<T> {
+    /// Allocates a zeroed instance for every possible CPU.
+    pub(crate) fn new() -> Result<Self> {
+        // SAFETY: `__alloc_percpu` may be called with any size and alignment;
+        // it returns zeroed memory or NULL.
+        let ptr = unsafe { bindings::__alloc_percpu(mem::size_of::<T>(), mem::align_of::<T>()) };
+        let ptr = NonNull::new(ptr.cast::<T>()).ok_or(ENOMEM)?;
+        Ok(Self {
+            ptr,
+            _t: PhantomData,
+        })
+    }
+
+    /// Gives up ownership: the per-CPU pointer, for [`this_cpu_add`] on a
+    /// field of it, and for [`PerCpu::from_raw`] to free it.
+    pub(crate) fn into_raw(self) -> *mut T {
+        let p = self.ptr.as_ptr();
+        core::mem::forget(self);
+        p
+    }
+
+    /// Takes back ownership of what [`PerCpu::into_raw`] gave up.
+    ///
+    /// # Safety
+    ///
+    /// `p` came from `into_raw` of a `PerCpu<T>`, and is taken back once.
+    pub(crate) unsafe fn from_raw(p: *mut T) -> Self {
+        Self {
+            // SAFETY: `into_raw` returned a non-NULL pointer.
+            ptr: unsafe { NonNull::new_unchecked(p) },
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T: Zeroable> Drop for PerCpu<T> {
+    fn drop(&mut self) {
+        // SAFETY: `self.ptr` came from `__alloc_percpu` and is freed once.
+        unsafe { bindings::free_percpu(self.ptr.as_ptr().cast()) };
+    }
+}
+
+/// CPU `cpu`'s copy of the per-CPU allocation `p`.
+///
+/// # Safety
+///
+/// `p` is the per-CPU pointer of a live `PerCpu<T>` (see
+/// [`PerCpu::into_raw`]) that outlives `'a`, and `cpu` a possible CPU.
+pub(crate) unsafe fn on_cpu<'a, T>(p: *mut T, cpu: u32) -> &'a T {
+    // SAFETY: `per_cpu_ptr` turns the per-CPU pointer into that CPU's copy,
+    // valid for as long as the allocation, as the caller guarantees.
+    unsafe { &*bindings::per_cpu_ptr(p.cast(), cpu as _).cast::<T>() }
+}
+
+/// Adds `v` to the local CPU's copy of the `u64` at per-CPU address `p`.
+///
+/// One instruction on x86-64, so it is safe against interrupts and needs no
+/// preemption control of its own.
+///
+/// # Safety
+///
+/// `p` must be a per-CPU pointer to a `u64` inside a live [`PerCpu`]
+/// allocation (from [`PerCpu::as_percpu_ptr`]).
+#[inline(always)]
+pub(crate) unsafe fn this_cpu_add(p: *mut u64, v: u64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: On x86-64 the `gs` base is the local CPU's per-CPU offset, so
+    // `gs:[p]` is this CPU's copy of `*p` (what the kernel's `this_cpu_add`
+    // emits); the caller guarantees `p` is such a per-CPU pointer.
+    unsafe {
+        core::arch::asm!(
+            "add qword ptr gs:[{p}], {v}",
+            p = in(reg) p,
+            v = in(reg) v,
+            options(nostack)
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: The helper is the kernel's `this_cpu_add` on the same pointer.
+    unsafe {
+        bindings::this_cpu_add_u64(p, v)
+    };
+}
+
+/// The possible CPUs, in order.
+pub(crate) fn possible_cpus() -> impl Iterator<Item = u32> {
+    // SAFETY: `nr_cpu_ids` is set during boot and never changes after.
+    let nr = unsafe { bindings::nr_cpu_ids };
+    // SAFETY: Testing a bit of the possible mask, which is fixed after boot.
+    (0..nr).filter(|&cpu| unsafe { bindings::cpu_possible(cpu) })
+}

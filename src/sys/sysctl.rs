@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One sysctl file, e.g. `/proc/sys/vm/mem_profiling`.
+
+use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
+use kernel::{
+    alloc::{flags::GFP_KERNEL, KBox},
+    bindings,
+    error::code::{EINVAL, ENOMEM},
+    error::Result,
+    ffi::c_int,
+    str::CStr,
+};
+
+/// The text a sysctl file shows and the writes it accepts.
+pub(crate) trait SysctlValue {
+    /// Writes the current value (with its newline) into `buf`; returns the
+    /// number of bytes.
+    fn show(buf: &mut [u8; 16]) -> usize;
+    /// Takes a whole write; an error is returned to the writer unchanged.
+    fn store(input: &[u8]) -> Result;
+}
+
+/// # Safety
+///
+/// Called by the sysctl core with a kernel buffer of `*lenp` bytes and
+/// valid length and position pointers.
+unsafe extern "C" fn handler<V: SysctlValue>(
+    _table: *const bindings::ctl_table,
+    write: c_int,
+    buffer: *mut c_void,
+    lenp: *mut usize,
+    ppos: *mut bindings::loff_t,
+) -> c_int {
+    // SAFETY: Valid for the call, as the sysctl core guarantees.
+    let (len, pos) = unsafe { (&mut *lenp, &mut *ppos) };
+    if write != 0 {
+        // A value is written in one piece.
+        if *pos != 0 {
+            return EINVAL.to_errno();
+        }
+        // SAFETY: The sysctl core copied the write into `buffer`, `*len`
+        // bytes long.
+        let input = unsafe { core::slice::from_raw_parts(buffer.cast::<u8>(), *len) };
+        return match V::store(input) {
+            Ok(()) => {
+                *pos += *len as bindings::loff_t;
+                0
+            }
+            Err(e) => e.to_errno(),
+        };
+    }
+    let mut text = [0u8; 16];
+    let n = V::show(&mut text);
+    let off = (*pos as usize).min(n);
+    let count = (*len).min(n - off);
+    // SAFETY: `buffer` has room for `*len` bytes and `count <= *len`.
+    unsafe { core::ptr::copy_nonoverlapping(text.as_ptr().add(off), buffer.cast::<u8>(), count) };
+    *len = count;
+    *pos += count as bindings::loff_t;
+    0
+}
+
+/// A registered sysctl file; unregistered on drop.
+pub(crate) struct Sysctl<V: SysctlValue> {
+    header: NonNull<bindings::ctl_table_header>,
+    /// The table the sysctl core keeps using while registered: a leaked
+    /// `KBox`, taken back in `drop`.
+    table: NonNull<bindings::ctl_table>,
+    _v: PhantomData<V>,
+}
+
+// SAFETY: The header and table are only used to change the mode and to
+// unregister, which any thread may do.
+unsafe impl<V: SysctlValue> Send for Sysctl<V> {}
+// SAFETY: `set_read_only` is a single store the sysctl core reads racily by
+// design (it rechecks the mode on every open).
+unsafe impl<V: SysctlValue> Sync for Sysctl<V> {}
+
+impl<V: SysctlValue + 'static> Sysctl<V> {
+    /// Registers `/proc/sys/<dir>/<name>` with permissions `mode`.
+    pub(crate) fn register(dir: &'static CStr, name: &'static CStr, mode: u16) -> Result<Self> {
+        let table = KBox::new(
+            bindings::ctl_table {
+                procname: name.as_char_ptr(),
+                mode,
+                proc_handler: Some(handler::<V>),
+                // SAFETY: All-zero is a valid rest of a `ctl_table`.
+                ..unsafe { core::mem::zeroed() }
+            },
+            GFP_KERNEL,
+        )?;
+        let table = NonNull::from(KBox::leak(table));
+        // SAFETY: `dir` lives for the whole program; the table stays where it
+        // is until we take it back after unregistering it in `drop`.
+        let header = unsafe { bindings::register_sysctl_sz(dir.as_char_ptr(), table.as_ptr(), 1) };
+        let Some(header) = NonNull::new(header) else {
+            // SAFETY: The table was leaked above and the kernel did not keep it.
+            drop(unsafe { KBox::from_raw(table.as_ptr()) });
+            return Err(ENOMEM);
+        };
+        Ok(Self {
+            header,
+            table,
+            _v: PhantomData,
+        })
+    }
+
+    /// Makes the file read-only from now on (root included).
+    pub(crate) fn set_read_only(&self) {
+        // SAFETY: No reference to the table exists; the sysctl core reads
+        // `mode` on every permission check and never writes it, and an
+        // aligned 16-bit store cannot be seen torn.
+        unsafe {
+            core::ptr::write_volatile(core::ptr::addr_of_mut!((*self.table.as_ptr()).mode), 0o444)
+        };
+    }
+}
+
+impl<V: SysctlValue> Drop for Sysctl<V> {
+    fn drop(&mut self) {
+        // SAFETY: `header` came from `register_sysctl_sz`; after this returns
+        // the table is no longer used.
+        unsafe { bindings::unregister_sysctl_table(self.header.as_ptr()) };
+        // SAFETY: The table was leaked from a `KBox` in `register` and the
+        // sysctl core no longer uses it.
+        drop(unsafe { KBox::from_raw(self.table.as_ptr()) });
+    }
+}

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `vm.mem_profiling`: the sysctl and the `mem_profiling=` module parameter.
+//!
+//! Values are `0`, `1` and `never`, as upstream's: `0`/`1` turn profiling
+//! off and on at run time; `never` turns it off for good (until the module
+//! is loaded again): the hooks are unregistered, the memory freed, and the
+//! file becomes read-only.  Anything else is refused with `-EINVAL` and
+//! changes nothing.
+
+use core::sync::atomic::{AtomicU8, Ordering};
+use kernel::{error::Result, prelude::*};
+
+use crate::sys::{param::ParamValue, sysctl::SysctlValue};
+
+/// The profiling state.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Mode {
+    Off = 0,
+    On = 1,
+    Never = 2,
+}
+
+impl Mode {
+    /// Parses a written value: exactly `0`, `1` or `never`, with at most
+    /// one trailing newline (what `echo` adds).
+    pub(crate) fn parse(text: &[u8]) -> Result<Self> {
+        let text = text.strip_suffix(b"\n").unwrap_or(text);
+        match text {
+            b"0" => Ok(Mode::Off),
+            b"1" => Ok(Mode::On),
+            b"never" => Ok(Mode::Never),
+            _ => Err(EINVAL),
+        }
+    }
+
+    /// The text shown, with a newline.
+    pub(crate) fn text(self) -> &'static [u8] {
+        match self {
+            Mode::Off => b"0\n",
+            Mode::On => b"1\n",
+            Mode::Never => b"never\n",
+        }
+    }
+
+    /// The value's name, for messages.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Mode::Off => "0",
+            Mode::On => "1",
+            Mode::Never => "never",
+        }
+    }
+
+    fn from_u8(v: u8) -> Self {
+        match v {
+            0 => Mode::Off,
+            1 => Mode::On,
+            _ => Mode::Never,
+        }
+    }
+}
+
+/// The `mem_profiling=` value given at load (default `1`).
+static LOAD_MODE: AtomicU8 = AtomicU8::new(Mode::On as u8);
+
+/// The state the module is to start in.
+pub(crate) fn load_mode() -> Mode {
+    Mode::from_u8(LOAD_MODE.load(Ordering::Relaxed))
+}
+
+/// The `mem_profiling=0|1|never` module parameter.
+pub(crate) struct MemProfilingParam;
+
+impl ParamValue for MemProfilingParam {
+    fn set(text: &[u8]) -> Result {
+        let mode = Mode::parse(text).inspect_err(|_| {
+            pr_err!("mem_profiling= must be 0, 1 or never\n");
+        })?;
+        LOAD_MODE.store(mode as u8, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn get(buf: &mut [u8; 16]) -> usize {
+        copy_text(load_mode().text(), buf)
+    }
+}
+
+/// Copies `text` into `buf`; returns its length.
+fn copy_text(text: &[u8], buf: &mut [u8; 16]) -> usize {
+    buf[..text.len()].copy_from_slice(text);
+    text.len()
+}
+
+/// `/proc/sys/vm/mem_profiling`.
+pub(crate) struct MemProfilingSysctl;
+
+impl SysctlValue for MemProfilingSysctl {
+    fn show(buf: &mut [u8; 16]) -> usize {
+        copy_text(crate::mode().text(), buf)
+    }
+
+    fn store(input: &[u8]) -> Result {
+        crate::set_mode(Mode::parse(input)?)
+    }
+}
