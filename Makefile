@@ -89,7 +89,8 @@ initramfs: module selftests
 # .rustfmt.toml, checkpatch --strict on each patch, clippy and rustfmt on the
 # host crates.  checkpatch ignores, each checked by hand: UNKNOWN_COMMIT_ID
 # (the cited upstream commits are real, but there is no kernel git history
-# here), FILE_PATH_CHANGES (the new rust/helpers files fall under rust/ in
+# here). It runs in the kernel source, as a kernel developer would: inside
+# our git repository checkpatch reads the patch files as added by a commit. FILE_PATH_CHANGES (the new rust/helpers files fall under rust/ in
 # MAINTAINERS) and MACRO_ARG_PRECEDENCE (ALLOC_TAG_HOOK's argument is a
 # member name, which cannot be parenthesised).
 CHECKPATCH_IGNORE := UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES,MACRO_ARG_PRECEDENCE
@@ -108,9 +109,9 @@ lint-rustfmt: setup
 		src/allocprof.rs
 
 lint-checkpatch: setup
-	@ksrc=$$(scripts/kernel-source pristine); rc=0; for p in patches/*.patch; do \
-		$$ksrc/scripts/checkpatch.pl --strict --quiet --no-tree \
-			--ignore $(CHECKPATCH_IGNORE) "$$p" || rc=1; \
+	@ksrc=$$(scripts/kernel-source pristine); rc=0; for p in $(CURDIR)/patches/*.patch; do \
+		(cd $$ksrc && scripts/checkpatch.pl --strict --quiet --no-tree \
+			--ignore $(CHECKPATCH_IGNORE) "$$p") || rc=1; \
 	done; exit $$rc
 
 lint-host:
