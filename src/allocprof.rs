@@ -8,7 +8,9 @@
 //! and percpu allocation paths.  The module keeps per-CPU counters per call
 //! site, page back-references in a PFN-indexed array of 2-byte ids, and
 //! shows the figures in `/proc/allocinfo` (upstream's format) with the
-//! `vm.mem_profiling` sysctl to turn profiling on and off.
+//! `vm.mem_profiling` sysctl to turn profiling on and off, and the biggest
+//! call sites after the kernel's memory report (OOM, SysRq-m).  With
+//! `debug=1` it reports allocations it cannot count right.
 
 use core::{
     ptr,
@@ -17,18 +19,22 @@ use core::{
 use kernel::{c_str, new_mutex, prelude::*, sync::Mutex};
 
 mod counters;
+mod debug;
 mod page;
 mod procfs;
+mod showmem;
 mod slab;
 mod sys;
 mod sysctl;
 mod tags;
 
 use counters::{Counters, MAX_IDS};
+use debug::{DebugParam, Report};
 use page::PageRefs;
 use sys::backend::{Backend, ObjSlot, Registration, Tag, TagSection};
 use sys::mm::{max_pfn, Page};
 use sys::procfs::ProcFile;
+use sys::sync::TryMutex;
 use sys::sysctl::Sysctl;
 use sysctl::{MemProfilingParam, MemProfilingSysctl, Mode};
 use tags::Registry;
@@ -42,6 +48,7 @@ module! {
 }
 
 module_param!(mem_profiling, MemProfilingParam, 0o444);
+module_param!(debug, DebugParam, 0o444);
 
 /// What the hooks use: lives while the back end is registered.
 struct Hot {
@@ -49,6 +56,8 @@ struct Hot {
     generation: AtomicU32,
     counters: Counters,
     pages: PageRefs,
+    /// Debug mode (`debug=1`): the hooks check what they see.
+    debug: bool,
 }
 
 /// The sections and the hot data, for readers and section changes.
@@ -72,9 +81,9 @@ struct Shared {
     #[pin]
     control: Mutex<Control>,
     /// Taken by section callbacks (under the kernel's code-tag lock) and by
-    /// `/proc/allocinfo` readers.
+    /// `/proc/allocinfo` readers; tried by `show_mem`.
     #[pin]
-    data: Mutex<Data>,
+    data: TryMutex<Data>,
 }
 
 /// Set from load to unload.
@@ -145,6 +154,7 @@ fn start(shared: &Shared, control: &mut Control, on: bool) -> Result {
             generation: AtomicU32::new(0),
             counters: Counters::new(),
             pages: PageRefs::new(max_pfn())?,
+            debug: debug::enabled(),
         },
         GFP_KERNEL,
     )?;
@@ -223,7 +233,13 @@ impl Backend for Hooks {
     }
 
     fn page_alloc(page: Page, order: u32, tag: Option<Tag>) {
-        if let (Some(hot), Some(id)) = (hot(), tag_id(tag)) {
+        let Some(hot) = hot() else {
+            return;
+        };
+        if hot.debug {
+            check_page_alloc(hot, page, order, tag.is_some());
+        }
+        if let Some(id) = tag_id(tag) {
             hot.pages.alloc(&hot.counters, page, order, id);
         }
     }
@@ -268,30 +284,54 @@ impl Backend for Hooks {
         let Some(hot) = hot() else {
             return;
         };
+        let generation = hot.generation.load(Ordering::Relaxed);
+        if hot.debug {
+            check_obj_alloc(generation, &slot, tag.is_some(), size);
+        }
         match tag_id(tag) {
-            Some(id) => slab::alloc(
-                &hot.counters,
-                hot.generation.load(Ordering::Relaxed),
-                slot,
-                id,
-                size,
-            ),
+            Some(id) => slab::alloc(&hot.counters, generation, slot, id, size),
             None => slab::alloc_untracked(slot),
         }
     }
 
     fn obj_free(slot: ObjSlot<'_>, size: usize) {
         if let Some(hot) = hot() {
-            slab::free(
-                &hot.counters,
-                hot.generation.load(Ordering::Relaxed),
-                slot,
-                size,
-            );
+            let generation = hot.generation.load(Ordering::Relaxed);
+            let old = slab::free(&hot.counters, generation, slot, size);
+            if hot.debug && !slab::plausible(generation, old) {
+                debug::report(Report::ForeignSlot { value: old });
+            }
         }
     }
 
-    fn show_mem(_count: u32) {}
+    fn show_mem(count: u32) {
+        showmem::show(count)
+    }
+}
+
+/// Debug mode: an allocation of pages without a tag, or over a live
+/// reference.
+#[cold]
+fn check_page_alloc(hot: &Hot, page: Page, order: u32, tagged: bool) {
+    if !tagged {
+        debug::report(Report::UntaggedPages { order });
+    }
+    match hot.pages.id_of(page) {
+        0 => {}
+        id => debug::report(Report::PagesOverLive { id }),
+    }
+}
+
+/// Debug mode: an object allocated without a tag, or over a live reference
+/// of this load.
+#[cold]
+fn check_obj_alloc(generation: u32, slot: &ObjSlot<'_>, tagged: bool, size: usize) {
+    if !tagged {
+        debug::report(Report::UntaggedObject { size });
+    }
+    if let Some(id) = slab::decode(generation, slot.get()) {
+        debug::report(Report::ObjectOverLive { id });
+    }
 }
 
 struct AllocProf {
@@ -305,7 +345,7 @@ impl kernel::Module for AllocProf {
         let shared = KBox::pin_init(
             pin_init!(Shared {
                 control <- new_mutex!(Control { mode, registration: None, sysctl: None }),
-                data <- new_mutex!(Data { registry: None, hot: None }),
+                data <- new_try_mutex!(Data { registry: None, hot: None }, "allocprof_data"),
             }),
             GFP_KERNEL,
         )?;
@@ -319,7 +359,13 @@ impl kernel::Module for AllocProf {
             }
         }
         this.proc = Some(ProcFile::new(c_str!("allocinfo"), 0o400)?);
-        let sysctl_mode = if mode == Mode::Never { 0o444 } else { 0o644 };
+        // Read-only in debug mode, as upstream's: switching profiling on
+        // and off leaves allocations without tags on purpose.
+        let sysctl_mode = if mode == Mode::Never || debug::enabled() {
+            0o444
+        } else {
+            0o644
+        };
         let sysctl = Sysctl::register(c_str!("vm"), c_str!("mem_profiling"), sysctl_mode)?;
         this.shared.control.lock().sysctl = Some(sysctl);
 
@@ -337,6 +383,9 @@ impl kernel::Module for AllocProf {
             pages / 1024,
             page::BYTES_PER_PAGE
         );
+        if debug::enabled() {
+            pr_info!("debug mode: reporting allocations without a tag and frees not seen; vm.mem_profiling is read-only\n");
+        }
         Ok(this)
     }
 }

@@ -38,12 +38,20 @@ pub(crate) fn alloc_untracked(slot: ObjSlot<'_>) {
     slot.set(0);
 }
 
-/// An object of `size` bytes is freed.
+/// An object of `size` bytes is freed; returns the slot's value.
 #[inline]
-pub(crate) fn free(counters: &Counters, generation: u32, slot: ObjSlot<'_>, size: usize) {
+pub(crate) fn free(counters: &Counters, generation: u32, slot: ObjSlot<'_>, size: usize) -> u64 {
     let v = slot.get();
     slot.set(0);
     if let Some(id) = decode(generation, v) {
         counters.sub(id.into(), size as u64, 1);
     }
+    v
+}
+
+/// Whether slot value `v` is one a registration of allocprof up to
+/// `generation` writes: `generation << 32 | id` with a non-zero id.
+pub(crate) fn plausible(generation: u32, v: u64) -> bool {
+    let g = (v >> 32) as u32;
+    v & 0xffff_0000 == 0 && v & 0xffff != 0 && g != 0 && g <= generation
 }

@@ -264,8 +264,9 @@ impl Registry {
         None
     }
 
-    /// Writes call site `id`'s line in upstream's format.
-    pub(crate) fn show(&self, out: &mut SeqFile, id: u64, counters: &Counters) {
+    /// Calls `f` with call site `id`'s names, and whether its module is
+    /// gone; nothing if `id` names no call site.
+    pub(crate) fn with_site(&self, id: u64, f: impl FnOnce(&Site<'_>, bool)) {
         let Some((&first, s)) = self
             .sections
             .iter()
@@ -273,16 +274,37 @@ impl Registry {
         else {
             return;
         };
-        let totals = counters.read(id as usize);
         if let Some(tags) = &s.tags {
             // SAFETY: The section is registered while we hold the registry.
             let tag = unsafe { tags.tag((id - u64::from(first)) as usize) };
-            write_line(out, totals, &tag.site());
+            f(&tag.site(), false);
         } else if let Some(d) = s.dead.iter().find(|d| u64::from(d.id) == id) {
-            if !totals.is_zero() {
-                write_line(out, totals, &d.site());
+            f(&d.site(), true);
+        }
+    }
+
+    /// Calls `f` with the id of every call site, and whether its module is
+    /// gone: those of the loaded images, and the copies kept of unloaded
+    /// modules' ones.
+    pub(crate) fn for_each_id(&self, mut f: impl FnMut(u64, bool)) {
+        for (&first, s) in self.sections.iter() {
+            if s.tags.is_some() {
+                (first..first + s.len).for_each(|id| f(id.into(), false));
+            } else {
+                s.dead.iter().for_each(|d| f(d.id.into(), true));
             }
         }
+    }
+
+    /// Writes call site `id`'s line in upstream's format (an unloaded
+    /// module's only while it has memory allocated).
+    pub(crate) fn show(&self, out: &mut SeqFile, id: u64, counters: &Counters) {
+        let totals = counters.read(id as usize);
+        self.with_site(id, |site, gone| {
+            if !gone || !totals.is_zero() {
+                write_line(out, totals, site);
+            }
+        });
     }
 }
 

@@ -33,6 +33,44 @@ static inline int ap_sh(const char *fmt, ...)
 	return WEXITSTATUS(st);
 }
 
+/*
+ * Runs a shell command and reads its standard output into buf (NUL
+ * terminated, truncated to size); returns its exit status (or -1).
+ */
+static inline int ap_sh_out(char *buf, size_t size, const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	size_t len = 0, n;
+	FILE *f;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	buf[0] = '\0';
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (len < size - 1 && (n = fread(buf + len, 1, size - 1 - len, f)) > 0)
+		len += n;
+	buf[len] = '\0';
+	st = pclose(f);
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* The number printed by a shell command (e.g. grep -c), or -1. */
+static inline long ap_sh_num(const char *fmt, const char *arg)
+{
+	char buf[64];
+
+	if (ap_sh_out(buf, sizeof(buf), fmt, arg) < 0 || buf[0] < '0' || buf[0] > '9')
+		return -1;
+	return atol(buf);
+}
+
 /* Reads a whole small file into buf; returns its length or -errno. */
 static inline ssize_t ap_read_file(const char *path, char *buf, size_t size)
 {
@@ -145,6 +183,43 @@ struct ap_fig {
 };
 
 /*
+ * The figures of every line of the call site "... [module] func:func"
+ * (module NULL: a built-in call site) in /proc/allocinfo, in file order:
+ * up to max of them in figs; returns how many lines there are (-1 if the
+ * file cannot be read).  A module that went away with memory still
+ * allocated leaves lines of its own beside those of its next load.
+ */
+static inline int ap_site_lines(const char *module, const char *func, struct ap_fig *figs, int max)
+{
+	char tail[160], *buf, *line, *save = NULL;
+	int n = 0;
+
+	if (module)
+		snprintf(tail, sizeof(tail), " [%s] func:%s ", module, func);
+	else
+		snprintf(tail, sizeof(tail), " func:%s ", func);
+	buf = ap_slurp(AP_ALLOCINFO, NULL);
+	if (!buf)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t l = strlen(line), t = strlen(tail);
+		struct ap_fig f = { 0, 0, 1 };
+
+		if (l < t || strcmp(line + l - t, tail))
+			continue;
+		if (!module && strstr(line, "] func:"))
+			continue;
+		if (sscanf(line, "%lld %llu", &f.bytes, &f.calls) != 2)
+			continue;
+		if (n < max)
+			figs[n] = f;
+		n++;
+	}
+	free(buf);
+	return n;
+}
+
+/*
  * The figures of the call site "... [module] func:func" (module NULL: a
  * built-in call site) in /proc/allocinfo.
  */
@@ -182,12 +257,13 @@ struct ap_testsite {
 	unsigned long live;
 };
 
-static inline int ap_testsites(struct ap_testsite *sites, int max)
+/* The call sites listed in a test module's "sites" file (path). */
+static inline int ap_testsites_of(const char *path, struct ap_testsite *sites, int max)
 {
 	char buf[4096], *line, *save = NULL;
 	int n = 0;
 
-	if (ap_read_file(AP_TESTDIR "/sites", buf, sizeof(buf)) < 0)
+	if (ap_read_file(path, buf, sizeof(buf)) < 0)
 		return -1;
 	for (line = strtok_r(buf, "\n", &save); line && n < max; line = strtok_r(NULL, "\n", &save)) {
 		if (sscanf(line, "%31s %7s %39s %lu", sites[n].name, sites[n].kind,
@@ -195,6 +271,11 @@ static inline int ap_testsites(struct ap_testsite *sites, int max)
 			n++;
 	}
 	return n;
+}
+
+static inline int ap_testsites(struct ap_testsite *sites, int max)
+{
+	return ap_testsites_of(AP_TESTDIR "/sites", sites, max);
 }
 
 /* Bytes upstream accounts per object of a slab cache: its slab_size. */
@@ -208,6 +289,77 @@ static inline long long ap_slab_size(const char *cache)
 	return atoll(buf);
 }
 
+/*
+ * The kmalloc cache kmalloc(size) uses (the smallest of kmalloc_info[] in
+ * mm/slab_common.c that fits, as kmalloc_index() picks it for x86-64's
+ * 8-byte minimum); NULL above the largest cache.
+ */
+static inline const char *ap_kmalloc_cache(long long size)
+{
+	static const struct {
+		long long size;
+		const char *name;
+	} caches[] = {
+		{ 8, "kmalloc-8" },     { 16, "kmalloc-16" },   { 32, "kmalloc-32" },
+		{ 64, "kmalloc-64" },   { 96, "kmalloc-96" },   { 128, "kmalloc-128" },
+		{ 192, "kmalloc-192" }, { 256, "kmalloc-256" }, { 512, "kmalloc-512" },
+		{ 1024, "kmalloc-1k" }, { 2048, "kmalloc-2k" }, { 4096, "kmalloc-4k" },
+		{ 8192, "kmalloc-8k" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(caches) / sizeof(caches[0]); i++)
+		if (size <= caches[i].size)
+			return caches[i].name;
+	return NULL;
+}
+
+/*
+ * What a vmalloc area of `bytes` (page-aligned) costs its caller, as
+ * mm/vmalloc.c allocates it under the caller's tag: every page (the bulk
+ * allocator counts each page as one allocation; huge pages are split into
+ * pages, one call each), plus the array of page pointers
+ * __vmalloc_area_node() allocates: kmalloc()ed up to a page, else itself
+ * vmalloc()ed, recursively.  The vm_struct and vmap_area are allocated at
+ * mm/vmalloc.c's own call sites.
+ */
+static inline int ap_vmalloc_unit(long long bytes, long long *total, unsigned long long *calls)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	long long pages = bytes / page, array = pages * (long long)sizeof(void *);
+
+	*total += pages * page;
+	*calls += pages;
+	if (array > page)
+		return ap_vmalloc_unit((array + page - 1) / page * page, total, calls);
+	if (!ap_kmalloc_cache(array) || ap_slab_size(ap_kmalloc_cache(array)) <= 0)
+		return -1;
+	*total += ap_slab_size(ap_kmalloc_cache(array));
+	*calls += 1;
+	return 0;
+}
+
+/* The number of possible CPUs, from /sys/devices/system/cpu/possible. */
+static inline int ap_possible_cpus(void)
+{
+	char buf[256], *p = buf;
+	int n = 0;
+
+	if (ap_read_file("/sys/devices/system/cpu/possible", buf, sizeof(buf)) <= 0)
+		return -1;
+	while (*p >= '0' && *p <= '9') {
+		long a = strtol(p, &p, 10), b = a;
+
+		if (*p == '-')
+			b = strtol(p + 1, &p, 10);
+		n += b - a + 1;
+		if (*p != ',')
+			break;
+		p++;
+	}
+	return n;
+}
+
 /* Bytes and calls one allocation at a test site adds to its figures. */
 static inline int ap_unit(const struct ap_testsite *s, long long *bytes, unsigned long long *calls)
 {
@@ -216,6 +368,24 @@ static inline int ap_unit(const struct ap_testsite *s, long long *bytes, unsigne
 		*calls = 1;
 		return *bytes > 0 ? 0 : -1;
 	}
+	if (!strcmp(s->kind, "vmalloc")) {
+		*bytes = 0;
+		*calls = 0;
+		return ap_vmalloc_unit(atoll(s->detail), bytes, calls);
+	}
+	if (!strcmp(s->kind, "percpu")) {
+		/* pcpu_obj_full_size(): the size on every possible CPU, plus memcg's. */
+		long long size, extra;
+		int cpus = ap_possible_cpus();
+
+		if (sscanf(s->detail, "%lld+%lld", &size, &extra) != 2 || cpus <= 0)
+			return -1;
+		*bytes = size * cpus + extra;
+		*calls = 1;
+		return 0;
+	}
+	if (strcmp(s->kind, "pages"))
+		return -1;
 	*bytes = atoll(s->detail);
 	/* alloc_pages_exact() splits its block: one call per page kept. */
 	*calls = strcmp(s->name, "alloc_pages_exact") ? 1 : *bytes / sysconf(_SC_PAGESIZE);
@@ -235,16 +405,26 @@ static inline int ap_test_free(const char *site)
 	return ap_write_file(AP_TESTDIR "/free", site, strlen(site));
 }
 
-/* The site's figures are exactly (bytes, calls); reports what it saw. */
-static inline int ap_expect(const char *func, long long bytes, unsigned long long calls)
+/*
+ * The call site of module has one line with exactly (bytes, calls); reports
+ * what it saw.
+ */
+static inline int ap_expect_in(const char *module, const char *func, long long bytes,
+			       unsigned long long calls)
 {
-	struct ap_fig f = ap_site("allocprof_test", func);
+	struct ap_fig f = ap_site(module, func);
 
 	if (f.found == 1 && f.bytes == bytes && f.calls == calls)
 		return 1;
 	ksft_print_msg("%s: found %d line(s), %lld bytes %llu calls; expected %lld %llu\n",
 		       func, f.found, f.bytes, f.calls, bytes, calls);
 	return 0;
+}
+
+/* The site's figures are exactly (bytes, calls); reports what it saw. */
+static inline int ap_expect(const char *func, long long bytes, unsigned long long calls)
+{
+	return ap_expect_in("allocprof_test", func, bytes, calls);
 }
 
 /* Loads allocprof (with args) and the test module; 0 on success. */

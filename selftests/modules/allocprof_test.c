@@ -8,8 +8,17 @@
  * Driven through debugfs (/sys/kernel/debug/allocprof_test/):
  *   echo "<site> <count>" > alloc   make <count> allocations at <site>
  *   echo "<site>" > free            free every live allocation of <site>
- *   cat sites                       one line a site: name, kind, and the
- *                                   kmalloc cache or the bytes per call
+ *   cat sites                       one line a site: name, kind, what the
+ *                                   expected figures are computed from (see
+ *                                   aptest_sites_show()), live allocations
+ *   echo free > adopted             free the memory other test modules
+ *                                   handed over (allocprof_test_adopt())
+ *   cat adopted                     how many allocations were handed over
+ *   echo "<kind> <count>" > untagged
+ *                                   <count> allocations (each freed again)
+ *                                   that carry no allocation tag: kmalloc,
+ *                                   pages or percpu through their _noprof
+ *                                   functions, without alloc_hooks()
  *   echo 1 > warn                   a deliberate WARN(), to check that the
  *                                   guest runner fails on kernel warnings
  */
@@ -19,13 +28,20 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "allocprof_test.h"
 
 #define APTEST_MAX_LIVE 4096
 
-enum aptest_kind { APTEST_SLAB, APTEST_CACHE, APTEST_PAGES, APTEST_EXACT };
+enum aptest_kind {
+	APTEST_SLAB, APTEST_CACHE, APTEST_PAGES, APTEST_EXACT, APTEST_VMALLOC,
+	APTEST_PERCPU,
+};
 
 struct aptest_site {
 	const char *name;
@@ -44,6 +60,17 @@ static DEFINE_MUTEX(aptest_lock);
 
 #define APTEST_OBJ_SIZE 200
 #define APTEST_CACHE_NAME "allocprof_test_obj"
+
+/*
+ * kvmalloc() tries kmalloc() first (__GFP_NORETRY | __GFP_NOWARN above a
+ * page) and falls back to vmalloc only when that fails: above
+ * KMALLOC_MAX_SIZE it always does.  The fallback may use huge pages
+ * (VM_ALLOW_HUGE_VMAP) and retries with small pages when they run out; a
+ * multiple of PMD_SIZE is the same number of (split) pages either way.
+ */
+#define APTEST_KVMALLOC_SIZE ALIGN(KMALLOC_MAX_SIZE + 1, PMD_SIZE)
+#define APTEST_PERCPU_SIZE 48
+#define APTEST_PERCPU_ALIGN 8
 
 static noinline void *aptest_kmalloc_8(struct aptest_site *site)
 {
@@ -115,6 +142,87 @@ static void aptest_free_pages_exact(struct aptest_site *site, void *p)
 	free_pages_exact(p, site->size);
 }
 
+static noinline void *aptest_vmalloc_5p(struct aptest_site *site)
+{
+	return vmalloc(site->size);
+}
+
+static noinline void *aptest_vzalloc(struct aptest_site *site)
+{
+	return vzalloc(site->size);
+}
+
+static noinline void *aptest_vmalloc_huge(struct aptest_site *site)
+{
+	return vmalloc_huge(site->size, GFP_KERNEL);
+}
+
+static noinline void *aptest_kvmalloc_vmalloc(struct aptest_site *site)
+{
+	return kvmalloc(site->size, GFP_KERNEL);
+}
+
+static void aptest_kvfree(struct aptest_site *site, void *p)
+{
+	kvfree(p);
+}
+
+/* What kvrealloc() grows: a vmalloc()ed page at a call site of its own. */
+static noinline void *aptest_kvrealloc_vmalloc_base(void)
+{
+	return vmalloc(PAGE_SIZE);
+}
+
+/*
+ * kvrealloc() of a vmalloc()ed area is vrealloc() (which 6.12 does not
+ * export): growing it beyond its pages allocates a new area and frees the
+ * old one, so only the new area stays counted, at this call site.
+ */
+static noinline void *aptest_kvrealloc_vmalloc(struct aptest_site *site)
+{
+	void *old = aptest_kvrealloc_vmalloc_base(), *p;
+
+	if (!old)
+		return NULL;
+	p = kvrealloc(old, site->size, GFP_KERNEL);
+	if (!p)
+		vfree(old);
+	return p;
+}
+
+/* What kvrealloc() grows: a kmalloc-128 object at a call site of its own. */
+static noinline void *aptest_kvrealloc_kmalloc_base(void)
+{
+	return kmalloc(100, GFP_KERNEL);
+}
+
+/*
+ * kvrealloc() of a kmalloc()ed object is krealloc(): a new object from the
+ * kmalloc cache of the new size, and the old one freed.
+ */
+static noinline void *aptest_kvrealloc_kmalloc(struct aptest_site *site)
+{
+	void *old = aptest_kvrealloc_kmalloc_base(), *p;
+
+	if (!old)
+		return NULL;
+	p = kvrealloc(old, site->size, GFP_KERNEL);
+	if (!p)
+		kfree(old);
+	return p;
+}
+
+static noinline void *aptest_percpu_48(struct aptest_site *site)
+{
+	return (void __force *)__alloc_percpu_gfp(site->size, APTEST_PERCPU_ALIGN,
+						  GFP_KERNEL);
+}
+
+static void aptest_free_percpu(struct aptest_site *site, void *p)
+{
+	free_percpu((void __percpu __force *)p);
+}
+
 static struct aptest_site aptest_sites[] = {
 	{ "kmalloc_8", APTEST_SLAB, 8, 0, aptest_kmalloc_8, aptest_kfree },
 	{ "kmalloc_100", APTEST_SLAB, 100, 0, aptest_kmalloc_100, aptest_kfree },
@@ -130,7 +238,59 @@ static struct aptest_site aptest_sites[] = {
 	  aptest_free_pages_addr },
 	{ "alloc_pages_exact", APTEST_EXACT, 5 * PAGE_SIZE - 100, 0,
 	  aptest_alloc_pages_exact, aptest_free_pages_exact },
+	{ "vmalloc_5p", APTEST_VMALLOC, 5 * PAGE_SIZE, 0, aptest_vmalloc_5p,
+	  aptest_kvfree },
+	{ "vzalloc", APTEST_VMALLOC, 2 * PAGE_SIZE + 1, 0, aptest_vzalloc,
+	  aptest_kvfree },
+	{ "vmalloc_huge", APTEST_VMALLOC, PMD_SIZE, 0, aptest_vmalloc_huge,
+	  aptest_kvfree },
+	{ "kvmalloc_vmalloc", APTEST_VMALLOC, APTEST_KVMALLOC_SIZE, 0,
+	  aptest_kvmalloc_vmalloc, aptest_kvfree },
+	{ "kvrealloc_vmalloc", APTEST_VMALLOC, 3 * PAGE_SIZE, 0,
+	  aptest_kvrealloc_vmalloc, aptest_kvfree },
+	{ "kvrealloc_kmalloc", APTEST_SLAB, 2000, 0, aptest_kvrealloc_kmalloc,
+	  aptest_kvfree },
+	{ "percpu_48", APTEST_PERCPU, APTEST_PERCPU_SIZE, 0, aptest_percpu_48,
+	  aptest_free_percpu },
 };
+
+/* Memory handed over by other test modules, freed on command. */
+struct aptest_adopted {
+	void *p;
+	enum aptest_adopt_kind kind;
+	unsigned int order;
+};
+
+static struct aptest_adopted aptest_adopted[APTEST_MAX_LIVE];
+static unsigned int aptest_nr_adopted;
+
+int allocprof_test_adopt(void *p, enum aptest_adopt_kind kind, unsigned int order)
+{
+	int ret = 0;
+
+	mutex_lock(&aptest_lock);
+	if (aptest_nr_adopted == ARRAY_SIZE(aptest_adopted))
+		ret = -ENOSPC;
+	else
+		aptest_adopted[aptest_nr_adopted++] =
+			(struct aptest_adopted){ p, kind, order };
+	mutex_unlock(&aptest_lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(allocprof_test_adopt);
+
+/* Called with aptest_lock held. */
+static void aptest_free_adopted(void)
+{
+	while (aptest_nr_adopted) {
+		struct aptest_adopted *a = &aptest_adopted[--aptest_nr_adopted];
+
+		if (a->kind == APTEST_ADOPT_PAGES)
+			__free_pages(a->p, a->order);
+		else
+			kfree(a->p);
+	}
+}
 
 static struct aptest_site *aptest_find(const char *name)
 {
@@ -209,6 +369,113 @@ static ssize_t aptest_warn_write(struct file *file, const char __user *ubuf,
 	return len;
 }
 
+static ssize_t aptest_adopted_write(struct file *file, const char __user *ubuf,
+				    size_t len, loff_t *ppos)
+{
+	char buf[8];
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (strcmp(strim(buf), "free"))
+		return -EINVAL;
+	mutex_lock(&aptest_lock);
+	aptest_free_adopted();
+	mutex_unlock(&aptest_lock);
+	return len;
+}
+
+static int aptest_adopted_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&aptest_lock);
+	seq_printf(m, "%u\n", aptest_nr_adopted);
+	mutex_unlock(&aptest_lock);
+	return 0;
+}
+
+static int aptest_adopted_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, aptest_adopted_show, NULL);
+}
+
+static const struct file_operations aptest_adopted_fops = {
+	.owner = THIS_MODULE,
+	.open = aptest_adopted_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = aptest_adopted_write,
+};
+
+/*
+ * Allocations without an allocation tag: the _noprof functions called
+ * directly, as code that lacks an alloc_hooks() annotation does.  Nothing
+ * around them sets current->alloc_tag (a debugfs write runs outside any
+ * alloc_hooks()), so the profiler sees a NULL tag.
+ */
+#define APTEST_UNTAGGED_SIZE 700
+
+static noinline int aptest_untagged_kmalloc(void)
+{
+	void *p = kmalloc_noprof(APTEST_UNTAGGED_SIZE, GFP_KERNEL);
+
+	kfree(p);
+	return p ? 0 : -ENOMEM;
+}
+
+static noinline int aptest_untagged_pages(void)
+{
+	struct page *page = alloc_pages_noprof(GFP_KERNEL, 1);
+
+	if (page)
+		__free_pages(page, 1);
+	return page ? 0 : -ENOMEM;
+}
+
+static noinline int aptest_untagged_percpu(void)
+{
+	void __percpu *p = pcpu_alloc_noprof(APTEST_PERCPU_SIZE, APTEST_PERCPU_ALIGN,
+					     false, GFP_KERNEL);
+
+	free_percpu(p);
+	return p ? 0 : -ENOMEM;
+}
+
+static ssize_t aptest_untagged_write(struct file *file, const char __user *ubuf,
+				     size_t len, loff_t *ppos)
+{
+	char buf[32], kind[16];
+	unsigned int count;
+	int (*fn)(void);
+	int err = 0;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sscanf(buf, "%15s %u", kind, &count) != 2 || count > 100)
+		return -EINVAL;
+	if (!strcmp(kind, "kmalloc"))
+		fn = aptest_untagged_kmalloc;
+	else if (!strcmp(kind, "pages"))
+		fn = aptest_untagged_pages;
+	else if (!strcmp(kind, "percpu"))
+		fn = aptest_untagged_percpu;
+	else
+		return -ENOENT;
+	while (count-- && !err)
+		err = fn();
+	return err ? err : len;
+}
+
+static const struct file_operations aptest_untagged_fops = {
+	.owner = THIS_MODULE,
+	.write = aptest_untagged_write,
+};
+
 static const struct file_operations aptest_warn_fops = {
 	.owner = THIS_MODULE,
 	.write = aptest_warn_write,
@@ -228,7 +495,11 @@ static const struct file_operations aptest_free_fops = {
  * One line a site: "<name> <kind> <detail> <live>".  For kmalloc sites the
  * detail is the kmalloc cache serving the size (the test reads its
  * slab_size from /sys/kernel/slab); for the own cache its name; for page
- * sites the bytes allocated per call.
+ * sites the bytes allocated per call; for vmalloc sites the bytes of pages
+ * mapped (the test adds the page-pointer array vmalloc allocates for them,
+ * as mm/vmalloc.c does); for percpu sites "<size>+<extra>": the size
+ * asked, which upstream accounts once per possible CPU, and the memcg
+ * bytes pcpu_obj_full_size() (mm/percpu-internal.h) adds.
  */
 static int aptest_sites_show(struct seq_file *m, void *v)
 {
@@ -261,6 +532,22 @@ static int aptest_sites_show(struct seq_file *m, void *v)
 			seq_printf(m, "%s pages %lu", site->name,
 				   PAGE_ALIGN(site->size));
 			break;
+		case APTEST_VMALLOC:
+			seq_printf(m, "%s vmalloc %lu", site->name,
+				   PAGE_ALIGN(site->size));
+			break;
+		case APTEST_PERCPU: {
+			size_t size = ALIGN(site->size, PCPU_MIN_ALLOC_SIZE), extra = 0;
+
+			/*
+			 * As pcpu_obj_full_size(), assuming kmem accounting
+			 * is on (mem_cgroup_kmem_disabled() is not exported).
+			 */
+			if (IS_ENABLED(CONFIG_MEMCG))
+				extra = size / PCPU_MIN_ALLOC_SIZE * sizeof(void *);
+			seq_printf(m, "%s percpu %zu+%zu", site->name, size, extra);
+			break;
+		}
 		}
 		seq_printf(m, " %u\n", site->nr_live);
 	}
@@ -280,6 +567,8 @@ static int __init aptest_init(void)
 	debugfs_create_file("alloc", 0200, aptest_dir, NULL, &aptest_alloc_fops);
 	debugfs_create_file("free", 0200, aptest_dir, NULL, &aptest_free_fops);
 	debugfs_create_file("sites", 0400, aptest_dir, NULL, &aptest_sites_fops);
+	debugfs_create_file("adopted", 0600, aptest_dir, NULL, &aptest_adopted_fops);
+	debugfs_create_file("untagged", 0200, aptest_dir, NULL, &aptest_untagged_fops);
 	debugfs_create_file("warn", 0200, aptest_dir, NULL, &aptest_warn_fops);
 	return 0;
 }
@@ -291,6 +580,7 @@ static void __exit aptest_exit(void)
 	debugfs_remove_recursive(aptest_dir);
 	for (i = 0; i < ARRAY_SIZE(aptest_sites); i++)
 		aptest_free_all(&aptest_sites[i]);
+	aptest_free_adopted();
 	kmem_cache_destroy(aptest_cache);
 }
 

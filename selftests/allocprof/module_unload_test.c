@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * module_unload_test: a module that unloads with memory still allocated
+ * (allocprof_test2, which hands what it allocates on load to allocprof_test)
+ * keeps its call sites in /proc/allocinfo, under its name, with the same
+ * figures; the kernel log names each of them once; freeing the memory makes
+ * the lines go without driving anything below zero; a reload of the module
+ * counts from zero; reloading allocprof meanwhile is harmless.
+ */
+#include "allocprof_lib.h"
+
+#define T2 "allocprof_test2"
+#define T2_SITES "/sys/kernel/debug/allocprof_test2/sites"
+#define ADOPTED AP_TESTDIR "/adopted"
+#define MAX_SITES 8
+#define MAX_LINES 4
+#define UNLOAD_MSG "bytes allocated at module unload"
+
+static struct ap_testsite sites[MAX_SITES];
+static long long unit[MAX_SITES];
+static unsigned long long ucalls[MAX_SITES];
+static int nsites;
+
+static void func_of(char *buf, size_t size, int i)
+{
+	snprintf(buf, size, "aptest2_%.31s", sites[i].name);
+}
+
+/*
+ * Every call site of allocprof_test2 has `lines` lines in /proc/allocinfo,
+ * each with `n` allocations' worth of figures.
+ */
+static int t2_lines(int lines, unsigned long n)
+{
+	int i, ok = 1;
+
+	for (i = 0; i < nsites; i++) {
+		struct ap_fig figs[MAX_LINES];
+		char func[48];
+		int found, l;
+
+		func_of(func, sizeof(func), i);
+		found = ap_site_lines(T2, func, figs, MAX_LINES);
+		if (found != lines) {
+			ksft_print_msg("%s: %d line(s), expected %d\n", func, found, lines);
+			ok = 0;
+			continue;
+		}
+		for (l = 0; l < found && l < MAX_LINES; l++) {
+			if (figs[l].bytes == (long long)n * unit[i] && figs[l].calls == n * ucalls[i])
+				continue;
+			ksft_print_msg("%s line %d: %lld bytes %llu calls; expected %lld %llu\n", func,
+				       l + 1, figs[l].bytes, figs[l].calls, (long long)n * unit[i],
+				       n * ucalls[i]);
+			ok = 0;
+		}
+	}
+	return ok;
+}
+
+/* No line of module has negative figures (calls print as %llu). */
+static int none_negative(const char *module)
+{
+	char tag[48], *buf = ap_slurp(AP_ALLOCINFO, NULL), *line, *save = NULL;
+	int ok = 1;
+
+	if (!buf)
+		return 0;
+	snprintf(tag, sizeof(tag), " [%s] ", module);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		long long bytes;
+		unsigned long long calls;
+
+		if (!strstr(line, tag) || sscanf(line, "%lld %llu", &bytes, &calls) != 2)
+			continue;
+		if (bytes < 0 || calls > (1ULL << 62)) {
+			ksft_print_msg("negative: %s\n", line);
+			ok = 0;
+		}
+	}
+	free(buf);
+	return ok;
+}
+
+static int free_adopted(void)
+{
+	return ap_write_file(ADOPTED, "free", 4) == 0;
+}
+
+/* The kernel log names each call site once, with its bytes, and no other. */
+static int unload_messages(unsigned long n)
+{
+	int i, ok = 1;
+	long total = ap_sh_num("dmesg | grep -c '%s'", UNLOAD_MSG);
+
+	for (i = 0; i < nsites; i++) {
+		char func[48], pat[160];
+		long c;
+
+		func_of(func, sizeof(func), i);
+		snprintf(pat, sizeof(pat), "module " T2 " func:%s has %lld " UNLOAD_MSG, func,
+			 (long long)n * unit[i]);
+		c = ap_sh_num("dmesg | grep -c '%s'", pat);
+		if (c != 1) {
+			ksft_print_msg("%ld kernel log line(s) '%s'\n", c, pat);
+			ok = 0;
+		}
+	}
+	if (total != nsites) {
+		ksft_print_msg("%ld '" UNLOAD_MSG "' line(s) in all, expected %d\n", total, nsites);
+		ok = 0;
+	}
+	return ok;
+}
+
+int main(void)
+{
+	unsigned long nr;
+	int i, ok;
+
+	ksft_print_header();
+	if (ap_module_loaded(T2))
+		ap_sh("rmmod " T2);
+	if (ap_load(NULL) || !free_adopted())
+		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
+	ap_sh("dmesg -c >/dev/null");
+	ksft_set_plan(13);
+
+	ksft_test_result(ap_sh("modprobe " T2) == 0, "modprobe " T2 "\n");
+	nsites = ap_testsites_of(T2_SITES, sites, MAX_SITES);
+	if (nsites <= 0)
+		ksft_exit_fail_msg("cannot read " T2_SITES "\n");
+	for (i = 0; i < nsites; i++)
+		if (ap_unit(&sites[i], &unit[i], &ucalls[i]))
+			ksft_exit_fail_msg("%s: bytes per call unknown\n", sites[i].name);
+	nr = sites[0].live;
+
+	ksft_test_result(t2_lines(1, nr), "%d call sites of [" T2 "], %lu allocations each\n",
+			 nsites, nr);
+	ksft_test_result(ap_sh("rmmod " T2) == 0 && t2_lines(1, nr),
+			 "rmmod with the memory live: the call sites stay, same figures\n");
+	ksft_test_result(unload_messages(nr),
+			 "the kernel log names each call site with memory at unload, once\n");
+	ksft_test_result(ap_sh("modprobe " T2) == 0 && t2_lines(2, nr),
+			 "modprobe again: the old and the new lines side by side, each exact\n");
+	ksft_test_result(free_adopted() && t2_lines(1, 0),
+			 "freeing all: the unloaded module's lines go, the loaded one's read 0/0\n");
+	ksft_test_result(none_negative(T2) && none_negative("allocprof_test"),
+			 "no figure of the test modules is negative\n");
+
+	ap_sh("dmesg -c >/dev/null");
+	ok = ap_sh("rmmod " T2) == 0 && t2_lines(0, 0);
+	ksft_test_result(ok && ap_sh_num("dmesg | grep -c '%s'", UNLOAD_MSG) == 0,
+			 "rmmod with nothing live: the lines go, no message\n");
+	ksft_test_result(ap_sh("modprobe " T2) == 0 && t2_lines(1, nr),
+			 "modprobe again: fresh lines from zero\n");
+
+	/* allocprof goes and comes back while allocprof_test2's memory is live. */
+	ok = ap_sh("rmmod allocprof") == 0 && ap_load(NULL) == 0;
+	ksft_test_result(ok && t2_lines(1, 0),
+			 "allocprof reloaded: the memory allocated before is not counted\n");
+	ksft_test_result(free_adopted() && t2_lines(1, 0) && none_negative(T2),
+			 "freeing that memory leaves 0/0, nothing negative\n");
+
+	/* ... and while an unloaded module's call sites are still shown. */
+	ok = ap_sh("rmmod " T2) == 0 && ap_sh("modprobe " T2) == 0 && ap_sh("rmmod " T2) == 0 &&
+	     t2_lines(1, nr);
+	ok &= ap_sh("rmmod allocprof") == 0 && ap_load(NULL) == 0 && t2_lines(0, 0);
+	ksft_test_result(ok && free_adopted() && t2_lines(0, 0) && none_negative("allocprof_test"),
+			 "allocprof reloaded after an unload with memory live: nothing shown, freeing is harmless\n");
+
+	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
+			 "unload\n");
+	ksft_finished();
+}

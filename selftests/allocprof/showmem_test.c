@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * showmem_test: the kernel's memory report (SysRq-m here, also the OOM
+ * report) ends with upstream's "Memory allocations:" list: the 10 call
+ * sites with the most bytes, biggest first, each as
+ * "%12s %8llu %s:%u [%s] func:%s" with the size in binary units as the
+ * kernel's string_get_size() writes it.  A test site made the biggest on
+ * purpose (200 allocations of order 3) is first, with its exact figures.
+ */
+#include <regex.h>
+
+#include "allocprof_lib.h"
+
+#define SITE "alloc_pages_3"
+#define FUNC "aptest_alloc_pages_3"
+#define N 200
+#define TOP 10
+
+/* The kernel's string_get_size(size, 1, STRING_UNITS_2, ...). */
+static void size_text(unsigned long long size, char *buf, size_t len)
+{
+	static const char *const units[] = { "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "Zi", "Yi" };
+	static const unsigned int rounding[] = { 500, 50, 5 };
+	unsigned int i = 0, j, remainder = 0, sf_cap;
+	char tmp[12] = "";
+
+	if (size) {
+		while (size >> 32) {
+			size /= 1024;
+			i++;
+		}
+		while (size >= 1024) {
+			remainder = size % 1024;
+			size /= 1024;
+			i++;
+		}
+		sf_cap = size;
+		for (j = 0; sf_cap * 10 < 1000; j++)
+			sf_cap *= 10;
+		remainder = remainder * 1000 >> 10;
+		remainder += rounding[j];
+		if (remainder >= 1000) {
+			remainder -= 1000;
+			size += 1;
+		}
+		if (j) {
+			snprintf(tmp, sizeof(tmp), ".%03u", remainder);
+			tmp[j + 1] = '\0';
+		}
+	}
+	snprintf(buf, len, "%u%s %sB", (unsigned int)size, tmp, units[i]);
+}
+
+/* Bytes from a size as size_text() writes it (approximately). */
+static double size_value(const char *text)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	char unit[8];
+	double v, scale = 1;
+	unsigned int i;
+
+	if (sscanf(text, "%lf %7s", &v, unit) != 2)
+		return -1;
+	for (i = 0; i < ARRAY_SIZE(units); i++, scale *= 1024)
+		if (!strcmp(unit, units[i]))
+			return v * scale;
+	return -1;
+}
+
+static char dmesg[1 << 16];
+static char *lines[64];
+static int nlines;
+
+/*
+ * SysRq-m, then the kernel log from the last "Memory allocations:" header
+ * on (timestamps cut); returns how many headers the report had.
+ */
+static int sysrq_m(void)
+{
+	char *save = NULL, *line;
+	long headers;
+
+	ap_sh("dmesg -c >/dev/null");
+	if (ap_write_file("/proc/sysrq-trigger", "m", 1))
+		return -1;
+	headers = ap_sh_num("dmesg | grep -c '%s'", "] Memory allocations:$");
+	ap_sh_out(dmesg, sizeof(dmesg),
+		  "dmesg | sed -n '/] Memory allocations:$/,$p' | sed 's/^\\[[^]]*\\] //'");
+	nlines = 0;
+	for (line = strtok_r(dmesg, "\n", &save); line && nlines < 64;
+	     line = strtok_r(NULL, "\n", &save))
+		lines[nlines++] = line;
+	return headers;
+}
+
+/*
+ * The report has TOP site lines in upstream's format, biggest first; they
+ * are the lines after the header, up to the first of another format.
+ */
+static int report_format(void)
+{
+	regex_t re;
+	int i, ok = 1;
+	double prev = -1;
+
+	regcomp(&re, "^ *[0-9.]+ [KMGTPEZY]?i?B +[0-9]+ [^ ]+:[0-9]+( \\[[A-Za-z0-9_]+\\])? func:[^ ]+$",
+		REG_EXTENDED | REG_NOSUB);
+	for (i = 1; i < nlines && !regexec(&re, lines[i], 0, NULL, 0); i++) {
+		double v = size_value(lines[i]);
+
+		/* "%12s %8llu ": the columns end at 12 and 21 unless wider. */
+		if (strlen(lines[i]) < 23 || lines[i][12] != ' ' || lines[i][21] != ' ' || v < 0 ||
+		    (prev >= 0 && v > prev)) {
+			ksft_print_msg("bad line: '%s'\n", lines[i]);
+			ok = 0;
+		}
+		prev = v;
+	}
+	regfree(&re);
+	if (i != TOP + 1) {
+		ksft_print_msg("%d site line(s) after the header, expected %d%s%s\n", i - 1, TOP,
+			       i < nlines ? "; then: " : "", i < nlines ? lines[i] : "");
+		ok = 0;
+	}
+	nlines = i;
+	return ok;
+}
+
+/* The report lists the test site, on line `at` (1: first; 0: anywhere). */
+static int site_line(int at)
+{
+	int i;
+
+	for (i = 1; i < nlines; i++)
+		if (strstr(lines[i], " [allocprof_test] func:" FUNC))
+			return !at || i == at;
+	return 0;
+}
+
+int main(void)
+{
+	struct ap_testsite sites[32];
+	long long unit = 0;
+	unsigned long long calls = 0;
+	char want[96], size[16];
+	int n, i, ok;
+
+	ksft_print_header();
+	ksft_set_plan(8);
+	if (ap_load(NULL))
+		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
+	n = ap_testsites(sites, 32);
+	for (i = 0; i < n && strcmp(sites[i].name, SITE); i++)
+		;
+	if (i == n || ap_unit(&sites[i], &unit, &calls))
+		ksft_exit_fail_msg("no test site " SITE "\n");
+
+	ok = ap_test_alloc(SITE, N) == 0 && ap_expect(FUNC, N * unit, N * calls);
+	ksft_test_result(ok, "%d allocations at " FUNC "\n", N);
+	ksft_test_result(sysrq_m() == 1, "SysRq-m: one \"Memory allocations:\" header\n");
+	ksft_test_result(report_format(), "%d call sites, upstream's format, biggest first\n", TOP);
+
+	size_text(N * unit, size, sizeof(size));
+	snprintf(want, sizeof(want), "%12s %8llu ", size, N * calls);
+	ok = nlines > 1 && !strncmp(lines[1], want, strlen(want)) && site_line(1);
+	if (!ok)
+		ksft_print_msg("first line '%s', expected '%s... func:" FUNC "'\n",
+			       nlines > 1 ? lines[1] : "", want);
+	ksft_test_result(ok, "the test site comes first: '%s'\n", want);
+
+	ok = ap_test_free(SITE) == 0 && ap_expect(FUNC, 0, 0);
+	ksft_test_result(ok && sysrq_m() == 1 && report_format() && !site_line(0),
+			 "after the frees it is no longer listed\n");
+
+	ok = ap_write_file(AP_SYSCTL, "0", 1) == 0;
+	ksft_test_result(ok && sysrq_m() == 1 && report_format() &&
+			 ap_write_file(AP_SYSCTL, "1", 1) == 0,
+			 "profiling off: still reported\n");
+	ok = ap_write_file(AP_SYSCTL, "never", 5) == 0;
+	ksft_test_result(ok && sysrq_m() == 0, "mem_profiling=never: no report\n");
+	ksft_test_result(ap_sh("rmmod allocprof") == 0 && sysrq_m() == 0 &&
+			 ap_sh("rmmod allocprof_test") == 0,
+			 "allocprof unloaded: no report\n");
+	ksft_finished();
+}

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Kernel log lines the `pr_*!` macros cannot write: without the module
+//! prefix (upstream's `show_mem()` lines), with symbolised code addresses,
+//! and sizes in the kernel's human units.  None of them allocates, so they
+//! can be used in any context.
+
+use kernel::{
+    bindings, c_str,
+    ffi::{c_char, c_int, c_uint, c_ulonglong, c_void},
+};
+
+use super::backend::Site;
+
+/// Bytes as `string_get_size()` writes them with `STRING_UNITS_2`:
+/// `"6.25 MiB"`, NUL-terminated (upstream's buffer of 10 bytes).
+pub(crate) struct SizeText([u8; 10]);
+
+impl SizeText {
+    /// `bytes` in binary units, rounded as the kernel rounds them.
+    pub(crate) fn new(bytes: u64) -> Self {
+        let mut buf = [0u8; 10];
+        // SAFETY: `buf` is writable for its length, which is passed; the
+        // function always NUL-terminates within it.
+        unsafe {
+            bindings::string_get_size(
+                bytes,
+                1,
+                bindings::string_size_units_STRING_UNITS_2,
+                buf.as_mut_ptr().cast(),
+                buf.len() as c_int,
+            )
+        };
+        Self(buf)
+    }
+}
+
+/// The length of a byte string for `%.*s`.
+fn len_of(s: &[u8]) -> c_int {
+    s.len().min(c_int::MAX as usize) as c_int
+}
+
+/// A line of the call sites' report after `show_mem()`, in upstream's
+/// format: `"%12s %8llu %s:%u [%s] func:%s\n"` (without ` [%s]` for
+/// vmlinux), at `KERN_NOTICE`, without a prefix.
+pub(crate) fn notice_site(size: &SizeText, calls: u64, site: &Site<'_>) {
+    let size = size.0.as_ptr().cast::<c_char>();
+    let (file, function) = (site.file, site.function);
+    match site.module {
+        // SAFETY: The format's conversions match the arguments: `%.*s`
+        // takes an `int` length and a pointer to at least that many bytes.
+        Some(module) => unsafe {
+            bindings::_printk(
+                c_str!("\x015%12s %8llu %.*s:%u [%.*s] func:%.*s\n").as_char_ptr(),
+                size,
+                calls as c_ulonglong,
+                len_of(file),
+                file.as_ptr(),
+                site.line as c_uint,
+                len_of(module),
+                module.as_ptr(),
+                len_of(function),
+                function.as_ptr(),
+            )
+        },
+        // SAFETY: As above.
+        None => unsafe {
+            bindings::_printk(
+                c_str!("\x015%12s %8llu %.*s:%u func:%.*s\n").as_char_ptr(),
+                size,
+                calls as c_ulonglong,
+                len_of(file),
+                file.as_ptr(),
+                site.line as c_uint,
+                len_of(function),
+                function.as_ptr(),
+            )
+        },
+    };
+}
+
+/// A line of text at `KERN_NOTICE`, without a prefix.
+pub(crate) fn notice(text: &[u8]) {
+    // SAFETY: `%.*s` gets an `int` length and a pointer to that many bytes.
+    unsafe {
+        bindings::_printk(
+            c_str!("\x015%.*s\n").as_char_ptr(),
+            len_of(text),
+            text.as_ptr(),
+        )
+    };
+}
+
+/// A line naming the code at `addr` (`function+offset/size [module]`), at
+/// `KERN_WARNING`, with the module's prefix.
+pub(crate) fn warn_symbol(addr: usize) {
+    // SAFETY: `%pS` takes a code address, which it only looks up.
+    unsafe {
+        bindings::_printk(
+            c_str!("\x014allocprof:   %pS\n").as_char_ptr(),
+            addr as *const c_void,
+        )
+    };
+}
