@@ -221,31 +221,18 @@ static inline int ap_site_lines(const char *module, const char *func, struct ap_
 
 /*
  * The figures of the call site "... [module] func:func" (module NULL: a
- * built-in call site) in /proc/allocinfo.
+ * built-in call site) in /proc/allocinfo; found is the number of its lines.
  */
 static inline struct ap_fig ap_site(const char *module, const char *func)
 {
-	struct ap_fig fig = { 0, 0, 0 };
-	char tail[160], *buf, *line, *save = NULL;
+	struct ap_fig figs[8], fig = { 0, 0, 0 };
+	int n = ap_site_lines(module, func, figs, 8);
 
-	if (module)
-		snprintf(tail, sizeof(tail), " [%s] func:%s ", module, func);
-	else
-		snprintf(tail, sizeof(tail), " func:%s ", func);
-	buf = ap_slurp(AP_ALLOCINFO, NULL);
-	if (!buf)
-		return fig;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		size_t l = strlen(line), t = strlen(tail);
-
-		if (l < t || strcmp(line + l - t, tail))
-			continue;
-		if (!module && strstr(line, "] func:"))
-			continue;
-		if (sscanf(line, "%lld %llu", &fig.bytes, &fig.calls) == 2)
-			fig.found++;
+	/* The figures of the last line; found counts the lines. */
+	if (n > 0) {
+		fig = figs[n <= 8 ? n - 1 : 7];
+		fig.found = n;
 	}
-	free(buf);
 	return fig;
 }
 
@@ -437,6 +424,31 @@ static inline int ap_load(const char *args)
 	if (!ap_module_loaded("allocprof_test") && ap_sh("modprobe allocprof_test"))
 		return -1;
 	return 0;
+}
+
+/*
+ * Each of the n parameter strings in bad[] must fail "insmod allocprof",
+ * leave no /proc files behind and put a message naming parameter param in
+ * the kernel log: ours (message) for a value the module parses, or the
+ * kernel's own for a bare "param", which never reaches the module.  Two
+ * test results per string.
+ */
+static inline void ap_check_bad_params(const char *const *bad, unsigned int n,
+				       const char *param, const char *message)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		int rc = ap_sh("insmod /lib/modules/$(uname -r)/extra/allocprof.ko %s 2>/dev/null",
+			       bad[i]);
+
+		ksft_test_result(rc != 0 && !ap_module_loaded("allocprof") &&
+				 access(AP_ALLOCINFO, F_OK) && access(AP_SYSCTL, F_OK),
+				 "insmod allocprof %s fails, nothing left\n", bad[i]);
+		ksft_test_result(ap_sh("dmesg -c | grep -q -e '%s' -e 'invalid for parameter .%s.'",
+				       message, param) == 0,
+				 "insmod allocprof %s: message in the kernel log\n", bad[i]);
+	}
 }
 
 #endif /* ALLOCPROF_LIB_H */

@@ -89,7 +89,6 @@ static int workload(void)
 int main(void)
 {
 	struct stat st;
-	unsigned int i;
 	int ok;
 
 	ksft_print_header();
@@ -98,18 +97,7 @@ int main(void)
 		ap_sh("rmmod allocprof");
 	ap_sh("dmesg -c >/dev/null");
 
-	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		int rc = ap_sh("insmod /lib/modules/$(uname -r)/extra/allocprof.ko %s 2>/dev/null",
-			       bad[i]);
-
-		ksft_test_result(rc != 0 && !ap_module_loaded("allocprof") &&
-				 access(AP_ALLOCINFO, F_OK) && access(AP_SYSCTL, F_OK),
-				 "insmod allocprof %s fails, nothing left\n", bad[i]);
-		/* Ours for a value we parse; the kernel's own for a bare "debug". */
-		ksft_test_result(ap_sh("dmesg -c | grep -q -e 'debug= must be 0 or 1' "
-				       "-e 'invalid for parameter .debug'") == 0,
-				 "insmod allocprof %s: message in the kernel log\n", bad[i]);
-	}
+	ap_check_bad_params(bad, ARRAY_SIZE(bad), "debug", "debug= must be 0 or 1");
 
 	ok = ap_sh("modprobe allocprof debug=1") == 0 && file_is(PARAM, "1\n");
 	ksft_test_result(ok && (ap_module_loaded("allocprof_test") ||

@@ -21,29 +21,14 @@ static int sysctl_is(const char *want)
 
 int main(void)
 {
-	unsigned int i;
-
 	ksft_print_header();
 	ksft_set_plan(2 * ARRAY_SIZE(bad) + 5);
 	if (ap_module_loaded("allocprof"))
 		ap_sh("rmmod allocprof");
 	ap_sh("dmesg -c >/dev/null");
 
-	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		int rc = ap_sh("insmod /lib/modules/$(uname -r)/extra/allocprof.ko %s 2>/dev/null",
-			       bad[i]);
-
-		ksft_test_result(rc != 0 && !ap_module_loaded("allocprof") &&
-				 access(AP_ALLOCINFO, F_OK) && access(AP_SYSCTL, F_OK),
-				 "insmod allocprof %s fails, nothing left\n", bad[i]);
-		/*
-		 * Ours for a value we parse; the kernel's own for a bare
-		 * "mem_profiling", which never reaches the module.
-		 */
-		ksft_test_result(ap_sh("dmesg -c | grep -q -e 'mem_profiling= must be 0, 1 or never' "
-				       "-e 'invalid for parameter .mem_profiling'") == 0,
-				 "insmod allocprof %s: message in the kernel log\n", bad[i]);
-	}
+	ap_check_bad_params(bad, ARRAY_SIZE(bad), "mem_profiling",
+			    "mem_profiling= must be 0, 1 or never");
 	ksft_test_result(ap_sh("modprobe allocprof mem_profiling=0") == 0 && sysctl_is("0\n"),
 			 "mem_profiling=0: loads, sysctl reads 0\n");
 	ksft_test_result(ap_sh("rmmod allocprof && modprobe allocprof mem_profiling=never") == 0 &&
