@@ -3,6 +3,8 @@
 #
 #   make demo     boot the guest, load allocprof, show the top of /proc/allocinfo
 #   make check    run every test (host + kselftests in the guest)
+#   make bench    allocprof against upstream's profiler, side by side (slow;
+#                 not part of check; see Documentation/benchmark.md)
 #
 #   make [module]          build allocprof.ko (and the test modules) against KDIR
 #   make print-kdir        build the flavour's kernel if needed, print its tree
@@ -10,12 +12,16 @@
 #   make setup             install what is missing (Debian packages, bindgen)
 #   make clean | distclean remove build products | also the kernel cache
 #
-# KFLAVOUR=base|debug|upstream chooses the kernel (default base).  KDIR=...
+# KFLAVOUR=base|debug|upstream|noprof chooses the kernel (default base).  KDIR=...
 # builds the module against another kernel tree (then pass LLVM=... as that
 # tree was built).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
+# make check runs the kselftests on the base and the debug kernel, or on
+# the one flavour given (make check KFLAVOUR=debug).
+CHECK_FLAVOURS ?= $(if $(filter command line environment,$(origin KFLAVOUR)),$(KFLAVOUR),base debug)
+export CHECK_FLAVOURS
 KFLAVOUR ?= base
 export KFLAVOUR
 ALLOCPROF_CACHE ?= $(HOME)/.cache/allocprof
@@ -32,13 +38,13 @@ KMAKE_VARS := ARCH=x86_64 RUSTC=$(RUSTC) BINDGEN=$(BINDGEN) $(if $(LLVM),LLVM=$(
 # The kernel build tree: the cached build of KFLAVOUR unless KDIR is given.
 # Evaluated once, and only by targets that need it.
 ifeq ($(origin KDIR),undefined)
-KDIR = $(eval KDIR := $(shell scripts/build-kernel | tail -n1))$(KDIR)
+KDIR = $(eval KDIR := $(shell KFLAVOUR=$(KFLAVOUR) ALLOCPROF_CACHE=$(ALLOCPROF_CACHE) scripts/build-kernel | tail -n1))$(KDIR)
 endif
 
 GUEST := $(CACHE)/guest/$(KFLAVOUR)
 MODSTAGE := $(CACHE)/modbuild/$(KFLAVOUR)
 
-.PHONY: all module print-kdir initramfs setup demo check lint lint-clippy lint-rustfmt \
+.PHONY: all module print-kdir initramfs setup demo check bench lint lint-clippy lint-rustfmt \
 	lint-checkpatch lint-host clean distclean kernel selftests
 
 all: module
@@ -125,6 +131,12 @@ demo: initramfs
 
 check: setup
 	@scripts/check
+
+# Boots noprof, upstream and base guests in turn (about 12 minutes once the
+# kernels are built); BENCH_ROUNDS, BENCH_TCG_ROUNDS, BENCH_RUNS, BENCH_TCG_RUNS,
+# BENCH_PARAMS (see bench/run).
+bench: setup
+	@bench/run
 
 clean:
 	rm -rf $(CACHE)/modbuild $(CACHE)/guest

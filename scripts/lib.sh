@@ -23,8 +23,8 @@ die() { printf 'allocprof: error: %s\n' "$*" >&2; exit 1; }
 say() { printf '[%4ss] %s\n' "$(($(date +%s) - _t0))" "$*" >&2; }
 
 case "$KFLAVOUR" in
-base | debug | upstream) ;;
-*) die "unknown KFLAVOUR '$KFLAVOUR' (base, debug or upstream)" ;;
+base | debug | upstream | noprof) ;;
+*) die "unknown KFLAVOUR '$KFLAVOUR' (base, debug, upstream or noprof)" ;;
 esac
 
 # Version of the kernel source package, e.g. 6.12.117-1~deb12u1.
@@ -40,7 +40,7 @@ ksrc_tag() { ksrc_version | tr -c 'A-Za-z0-9.+\n-' '_'; }
 flavour_src() {
 	local v
 	v=$(ksrc_tag)
-	if [ "$KFLAVOUR" = upstream ]; then
+	if [ "$KFLAVOUR" = upstream ] || [ "$KFLAVOUR" = noprof ]; then
 		echo "$CACHE/src/pristine-$v"
 	else
 		echo "$CACHE/src/patched-$v"

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * allocprof_bench: the allocation micro-benchmark of upstream's memory
+ * allocation profiling series (a kmalloc/kfree loop with sizes growing from
+ * 8 to 240 bytes, a __get_free_page/free_page loop), plus a vmalloc/vfree
+ * and an alloc_percpu/free_percpu loop.  Built against every kernel flavour
+ * (with or without CONFIG_MEM_ALLOC_PROFILING, patched or not), so the same
+ * source measures all of them.
+ *
+ * At load, a kthread bound to CPU @cpu runs @runs rounds of the four loops
+ * (each after an untimed warm-up of a tenth of its iterations) and prints
+ * one line per loop:
+ *
+ *   allocprof_bench: result tag=TAG run=N loop=kmalloc iters=I ns=T cal_iters=C cal_ns=K cpu=0
+ *
+ * T is ktime_get_ns() around the timed loop; under QEMU's -icount shift=0 a
+ * nanosecond is one guest instruction.  K is the time of C iterations of an
+ * arithmetic calibration loop run right before it (see loop_cal()).  The module stays loaded until
+ * rmmod, with a clock for shell scripts: cat /sys/kernel/debug/allocprof_bench/now
+ * prints ktime_get_ns().
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/completion.h>
+#include <linux/debugfs.h>
+#include <linux/gfp.h>
+#include <linux/kthread.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+static unsigned int kmalloc_iters = 200000;
+module_param(kmalloc_iters, uint, 0444);
+MODULE_PARM_DESC(kmalloc_iters, "kmalloc/kfree pairs per run (sizes 8, 16, ... 240 bytes, in turn)");
+
+static unsigned int page_iters = 100000;
+module_param(page_iters, uint, 0444);
+MODULE_PARM_DESC(page_iters, "__get_free_page/free_page pairs per run");
+
+static unsigned int vmalloc_iters = 5000;
+module_param(vmalloc_iters, uint, 0444);
+MODULE_PARM_DESC(vmalloc_iters, "vmalloc/vfree pairs per run");
+
+static unsigned int vmalloc_size = PAGE_SIZE;
+module_param(vmalloc_size, uint, 0444);
+MODULE_PARM_DESC(vmalloc_size, "bytes per vmalloc (default one page)");
+
+static unsigned int percpu_iters = 20000;
+module_param(percpu_iters, uint, 0444);
+MODULE_PARM_DESC(percpu_iters, "alloc_percpu(u64)/free_percpu pairs per run");
+
+static unsigned int cal_iters = 1000000;
+module_param(cal_iters, uint, 0444);
+MODULE_PARM_DESC(cal_iters, "iterations of the calibration loop timed before each loop (0: none)");
+
+static unsigned int runs = 1;
+module_param(runs, uint, 0444);
+MODULE_PARM_DESC(runs, "rounds of the four loops at load (0: only the debugfs clock)");
+
+static unsigned int cpu;
+module_param(cpu, uint, 0444);
+MODULE_PARM_DESC(cpu, "CPU the benchmark kthread is bound to");
+
+static char *tag = "-";
+module_param(tag, charp, 0444);
+MODULE_PARM_DESC(tag, "label printed in each result line (no spaces)");
+
+/* Yield now and then: PREEMPT_NONE kernels would otherwise stall RCU. */
+#define BENCH_RESCHED_MASK	4095
+
+static int loop_kmalloc(unsigned int iters)
+{
+	unsigned int i;
+	void *p;
+
+	for (i = 0; i < iters; i++) {
+		/* 8, 16, ... 240 bytes: 30 sizes, one kmalloc cache each */
+		size_t size = 8 * (1 + i % 30);
+
+		OPTIMIZER_HIDE_VAR(size);
+		p = kmalloc(size, GFP_KERNEL);
+		if (!p)
+			return -ENOMEM;
+		kfree(p);
+		if (!(i & BENCH_RESCHED_MASK))
+			cond_resched();
+	}
+	return 0;
+}
+
+static int loop_page(unsigned int iters)
+{
+	unsigned long addr;
+	unsigned int i;
+
+	for (i = 0; i < iters; i++) {
+		addr = __get_free_page(GFP_KERNEL);
+		if (!addr)
+			return -ENOMEM;
+		free_page(addr);
+		if (!(i & BENCH_RESCHED_MASK))
+			cond_resched();
+	}
+	return 0;
+}
+
+static int loop_vmalloc(unsigned int iters)
+{
+	unsigned int i;
+	void *p;
+
+	for (i = 0; i < iters; i++) {
+		p = vmalloc(vmalloc_size);
+		if (!p)
+			return -ENOMEM;
+		vfree(p);
+		if (!(i & BENCH_RESCHED_MASK))
+			cond_resched();
+	}
+	return 0;
+}
+
+static int loop_percpu(unsigned int iters)
+{
+	unsigned int i;
+	u64 __percpu *p;
+
+	for (i = 0; i < iters; i++) {
+		p = alloc_percpu(u64);
+		if (!p)
+			return -ENOMEM;
+		free_percpu(p);
+		if (!(i & BENCH_RESCHED_MASK))
+			cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Calibration: integer arithmetic only, the same instructions in every
+ * kernel.  Timed right before each loop, it measures how fast the host runs
+ * the guest at that moment (plain TCG), and under -icount shows that the
+ * clock counts the same instructions in every kernel.
+ */
+static u64 cal_sink;
+
+static u64 loop_cal(unsigned int iters)
+{
+	u64 x = iters;
+	unsigned int i;
+
+	for (i = 0; i < iters; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		OPTIMIZER_HIDE_VAR(x);
+	}
+	return x;
+}
+
+static const struct bench_loop {
+	const char *name;
+	int (*fn)(unsigned int iters);
+	unsigned int *iters;
+} bench_loops[] = {
+	{ "kmalloc", loop_kmalloc, &kmalloc_iters },
+	{ "page", loop_page, &page_iters },
+	{ "vmalloc", loop_vmalloc, &vmalloc_iters },
+	{ "percpu", loop_percpu, &percpu_iters },
+};
+
+struct bench_ctx {
+	struct completion done;
+	int err;
+};
+
+static int bench_thread(void *data)
+{
+	struct bench_ctx *ctx = data;
+	unsigned int run, l;
+	int err = 0;
+
+	for (run = 1; run <= runs && !err; run++) {
+		for (l = 0; l < ARRAY_SIZE(bench_loops) && !err; l++) {
+			const struct bench_loop *b = &bench_loops[l];
+			unsigned int iters = *b->iters;
+			u64 t0, t1, cal = 0;
+
+			if (!iters)
+				continue;
+			err = b->fn(max(iters / 10, 1U));
+			if (err)
+				break;
+			if (cal_iters) {
+				t0 = ktime_get_ns();
+				WRITE_ONCE(cal_sink, loop_cal(cal_iters));
+				cal = ktime_get_ns() - t0;
+			}
+			t0 = ktime_get_ns();
+			err = b->fn(iters);
+			t1 = ktime_get_ns();
+			if (err)
+				break;
+			pr_info("result tag=%s run=%u loop=%s iters=%u ns=%llu cal_iters=%u cal_ns=%llu cpu=%d\n",
+				tag, run, b->name, iters, t1 - t0, cal_iters, cal,
+				raw_smp_processor_id());
+		}
+	}
+	if (err)
+		pr_err("tag=%s: allocation failed: %d\n", tag, err);
+	ctx->err = err;
+	kthread_complete_and_exit(&ctx->done, 0);
+}
+
+static int now_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "%llu\n", ktime_get_ns());
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(now);
+
+static struct dentry *bench_dir;
+
+static int __init allocprof_bench_init(void)
+{
+	struct bench_ctx ctx;
+	struct task_struct *t;
+
+	if (runs) {
+		if (cpu >= nr_cpu_ids || !cpu_online(cpu))
+			return -EINVAL;
+		init_completion(&ctx.done);
+		t = kthread_create_on_cpu(bench_thread, &ctx, cpu, "allocprof_bench/%u");
+		if (IS_ERR(t))
+			return PTR_ERR(t);
+		wake_up_process(t);
+		wait_for_completion(&ctx.done);
+		if (ctx.err)
+			return ctx.err;
+	}
+	bench_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file("now", 0444, bench_dir, NULL, &now_fops);
+	return 0;
+}
+
+static void __exit allocprof_bench_exit(void)
+{
+	debugfs_remove_recursive(bench_dir);
+}
+
+module_init(allocprof_bench_init);
+module_exit(allocprof_bench_exit);
+MODULE_DESCRIPTION("kmalloc, page, vmalloc and percpu allocation micro-benchmark");
+MODULE_LICENSE("GPL");

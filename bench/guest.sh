@@ -1,0 +1,105 @@
+#!/bin/sh
+# Runs in the guest (bench/run): the benchmark of one boot.
+#   sh guest.sh BOOT RUNS MODULE_PARAMS EXTRAS
+# BOOT: noprof | upstream | upstream-off | base.  The base boot measures
+# three configurations in turn: base (allocprof not loaded, before any
+# load), then allocprof-on and allocprof-off alternately (vm.mem_profiling
+# switched between runs).  RUNS: module loads per configuration.
+# MODULE_PARAMS: the iteration counts for allocprof_bench.ko.  EXTRAS: 1 to
+# also take the memory figures, the /proc/allocinfo read cost and the
+# fork/exec loop.
+# Writes /root/out/results.txt, one "key=value ..." line per figure.
+set -e
+boot=$1 runs=$2 params=$3 extras=${4:-0}
+out=/root/out/results.txt
+mkdir -p /root/out
+: >"$out"
+ko=/root/allocprof_bench.ko
+clock=/sys/kernel/debug/allocprof_bench/now
+
+# One load of the benchmark module: its four result lines, tagged.
+bench() {
+	cfg=$1 rep=$2
+	dmesg -c >/dev/null
+	# shellcheck disable=SC2086
+	insmod "$ko" tag="$cfg" runs=1 $params
+	rmmod allocprof_bench
+	dmesg | sed -n 's/.*allocprof_bench: result tag=\([^ ]*\) run=[0-9]* \(.*\)/cfg=\1 rep='"$rep"' \2/p' >>"$out"
+	n=$(grep -c "^cfg=$cfg rep=$rep " "$out" || true)
+	[ "$n" -ge 1 ] || { echo "bench: no result lines for $cfg"; dmesg | tail -n 20; exit 1; }
+}
+
+# Guest nanoseconds (= instructions under -icount shift=0) of CMD repeated N times.
+timed() {
+	n=$1
+	shift
+	t0=$(cat $clock)
+	i=0
+	while [ $i -lt "$n" ]; do
+		"$@"
+		i=$((i + 1))
+	done
+	t1=$(cat $clock)
+	echo $((t1 - t0))
+}
+cat_allocinfo() { cat /proc/allocinfo >/dev/null; }
+cat_version() { cat /proc/version >/dev/null; }
+
+# The figures that need no repetition: memory, /proc/allocinfo, fork/exec.
+extras() {
+	cfg=$1
+	[ "$extras" = 1 ] || return 0
+	insmod "$ko" runs=0
+	echo "cfg=$cfg fig=forkexec iters=50 ns=$(timed 50 /bin/true)" >>"$out"
+	if [ -r /proc/allocinfo ]; then
+		echo "cfg=$cfg fig=allocinfo_sites n=$(grep -c 'func:' /proc/allocinfo)" >>"$out"
+		echo "cfg=$cfg fig=allocinfo_bytes n=$(cat /proc/allocinfo | wc -c)" >>"$out"
+		echo "cfg=$cfg fig=allocinfo_read iters=100 ns=$(timed 100 cat_allocinfo)" >>"$out"
+		echo "cfg=$cfg fig=cat_version iters=100 ns=$(timed 100 cat_version)" >>"$out"
+		# upstream's page_ext shows up as a call site of its own
+		awk '/alloc_page_ext|page_ext_init|alloc_node_page_ext/ { print "cfg='"$cfg"' fig=allocinfo_page_ext bytes=" $1 " calls=" $2 " site=" $3 }' \
+			/proc/allocinfo >>"$out"
+	fi
+	rmmod allocprof_bench
+	awk '/^MemTotal:|^MemFree:|^MemAvailable:/ { sub(":", "", $1); print "cfg='"$cfg"' fig=" $1 " kib=" $2 }' /proc/meminfo >>"$out"
+	echo "cfg=$cfg fig=possible_cpus list=$(cat /sys/devices/system/cpu/possible)" >>"$out"
+}
+
+case "$boot" in
+noprof | upstream | upstream-off)
+	# upstream's page_ext, as the boot log tells it
+	dmesg | sed -n 's/.*allocated \([0-9]*\) bytes of page_ext.*/cfg='"$boot"' fig=page_ext_boot bytes=\1/p' >>"$out"
+	k=1
+	while [ $k -le "$runs" ]; do
+		bench "$boot" $k
+		k=$((k + 1))
+	done
+	extras "$boot"
+	;;
+base)
+	k=1
+	while [ $k -le "$runs" ]; do
+		bench base $k
+		k=$((k + 1))
+	done
+	extras base
+	modprobe allocprof
+	dmesg | sed -n 's/.*allocprof: loaded: .*, \([0-9]*\) call sites, \([0-9]*\) KiB of page back-references (\([0-9]*\) bytes a page).*/cfg=allocprof-on fig=allocprof_load sites=\1 kib=\2 bytes_per_page=\3/p' >>"$out"
+	k=1
+	while [ $k -le "$runs" ]; do
+		echo 1 >/proc/sys/vm/mem_profiling
+		bench allocprof-on $k
+		echo 0 >/proc/sys/vm/mem_profiling
+		bench allocprof-off $k
+		k=$((k + 1))
+	done
+	echo 1 >/proc/sys/vm/mem_profiling
+	extras allocprof-on
+	rmmod allocprof
+	;;
+*)
+	echo "guest.sh: unknown boot '$boot'"
+	exit 2
+	;;
+esac
+echo "bench: $boot done: $(grep -c . "$out") lines"

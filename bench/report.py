@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""bench/report.py DIR: the tables of a bench/run results directory.
+
+DIR holds meta.txt and {icount,tcg}/<round>-<boot>/results.txt, whose lines
+are "key=value ..." (bench/guest.sh).  Prints Markdown: per mode, the median
+time per iteration of each loop and configuration with its ratio to noprof,
+the spread (min-max and interquartile range over every run), then the
+memory, /proc/allocinfo and fork/exec figures of the -icount boots.
+"""
+import glob
+import os
+import statistics
+import sys
+
+CONFIGS = [
+    ("noprof", "1. noprof: no profiling compiled in (baseline)"),
+    ("upstream-on", "2. upstream, profiling on"),
+    ("upstream-off", "3. upstream, booted sysctl.vm.mem_profiling=0"),
+    ("base", "4. patched kernel, allocprof not loaded"),
+    ("allocprof-on", "5. allocprof loaded, profiling on"),
+    ("allocprof-off", "6. allocprof loaded, vm.mem_profiling=0"),
+]
+LOOPS = [
+    ("kmalloc", "kmalloc+kfree"),
+    ("page", "page alloc+free"),
+    ("vmalloc", "vmalloc+vfree"),
+    ("percpu", "percpu alloc+free"),
+]
+MODES = {
+    "icount": "QEMU -icount shift=0 (1 guest ns = 1 instruction): ns per iteration",
+    "tcg": "plain TCG, wall clock: ns per iteration",
+}
+
+
+def parse(line):
+    out = {}
+    for field in line.split():
+        if "=" in field:
+            k, v = field.split("=", 1)
+            out[k] = v
+    return out
+
+
+def load(d):
+    rows = []
+    for f in sorted(glob.glob(os.path.join(d, "*", "*", "results.txt"))):
+        mode = os.path.basename(os.path.dirname(os.path.dirname(f)))
+        rnd = os.path.basename(os.path.dirname(f)).split("-", 1)[0]
+        with open(f) as fh:
+            for line in fh:
+                r = parse(line)
+                if not r:
+                    continue
+                if r.get("cfg") == "upstream":
+                    r["cfg"] = "upstream-on"
+                r["mode"], r["round"] = mode, rnd
+                rows.append(r)
+    return rows
+
+
+def quartiles(xs):
+    xs = sorted(xs)
+    if len(xs) < 4:
+        return xs[0], xs[-1]
+    q = statistics.quantiles(xs, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def fmt(x):
+    if x >= 1000:
+        return f"{x:,.0f}"
+    if x >= 100:
+        return f"{x:.1f}"
+    return f"{x:.2f}"
+
+
+def pct(x, base):
+    return f"{(x / base - 1) * 100:+.1f} %"
+
+
+def timing_tables(rows, mode):
+    samples = {}
+    for r in rows:
+        if r["mode"] != mode or "loop" not in r:
+            continue
+        samples.setdefault((r["cfg"], r["loop"]), []).append(int(r["ns"]) / int(r["iters"]))
+    if not samples:
+        return
+    n = {len(v) for v in samples.values()}
+    print(f"### {MODES[mode]}\n")
+    print(f"Median over {'/'.join(str(x) for x in sorted(n))} runs each; "
+          "ratio: median against noprof's median.\n")
+    head = "| configuration | " + " | ".join(f"{name} | vs noprof" for _, name in LOOPS) + " |"
+    print(head)
+    print("|---|" + "---:|" * (2 * len(LOOPS)))
+    base = {loop: statistics.median(samples[("noprof", loop)])
+            for loop, _ in LOOPS if ("noprof", loop) in samples}
+    for cfg, name in CONFIGS:
+        cells = []
+        for loop, _ in LOOPS:
+            s = samples.get((cfg, loop))
+            if not s:
+                cells += ["", ""]
+                continue
+            m = statistics.median(s)
+            cells += [fmt(m), "" if cfg == "noprof" or loop not in base else pct(m, base[loop])]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    print()
+    cal = {}
+    for r in rows:
+        if r["mode"] == mode and "loop" in r and int(r.get("cal_iters", 0)) > 0:
+            cal.setdefault(r["cfg"], []).append(int(r["cal_ns"]) / int(r["cal_iters"]))
+    if cal:
+        allc = [x for v in cal.values() for x in v]
+        per = ", ".join(f"{c}: {fmt(statistics.median(cal[c]))}" for c, _ in CONFIGS if c in cal)
+        print(f"Calibration loop (6 instructions of arithmetic an iteration, the same module "
+              f"code in every kernel, timed before each loop): median ns per iteration {per}; "
+              f"all runs {fmt(min(allc))}–{fmt(max(allc))}.\n")
+    print("Spread: min–max over all runs (interquartile range in brackets; in parentheses "
+          "max − min as a share of the median), ns per iteration.\n")
+    print("| configuration | " + " | ".join(name for _, name in LOOPS) + " |")
+    print("|---|" + "---|" * len(LOOPS))
+    for cfg, name in CONFIGS:
+        cells = []
+        for loop, _ in LOOPS:
+            s = samples.get((cfg, loop))
+            if not s:
+                cells.append("")
+                continue
+            lo, hi = quartiles(s)
+            spread = (max(s) - min(s)) / statistics.median(s) * 100
+            cells.append(f"{fmt(min(s))}–{fmt(max(s))} [{fmt(lo)}–{fmt(hi)}] ({spread:.1f} %)")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    print()
+
+
+def figs(rows, cfg, fig, key):
+    vals = [float(r[key]) for r in rows
+            if r["mode"] == "icount" and r.get("cfg") == cfg and r.get("fig") == fig and key in r]
+    return vals
+
+
+def med(vals):
+    return statistics.median(vals) if vals else None
+
+
+def extra_tables(rows):
+    if not any(r.get("fig") for r in rows if r["mode"] == "icount"):
+        return
+    print("### Memory (from the -icount boots)\n")
+    print("| configuration | page back-references | bytes a page | MemTotal |")
+    print("|---|---:|---:|---:|")
+    load = [r for r in rows if r.get("fig") == "allocprof_load"]
+    # 1 GiB of guest RAM: 262144 page frames
+    frames = 262144
+    for cfg, name in CONFIGS:
+        tot = med(figs(rows, "allocprof-on" if cfg == "allocprof-off" else cfg, "MemTotal", "kib"))
+        refs, per = "none", "0"
+        if cfg in ("upstream-on", "upstream-off"):
+            pe = med(figs(rows, cfg, "page_ext_boot", "bytes"))
+            if pe is not None:
+                refs = f"{pe / 1024:,.0f} KiB (page_ext)"
+                per = f"{pe / frames:.1f}"
+        elif cfg in ("allocprof-on", "allocprof-off") and load:
+            kib = statistics.median(float(r["kib"]) for r in load)
+            refs = f"{kib:,.0f} KiB (PFN array)"
+            per = load[0]["bytes_per_page"]
+        cells = [refs, per, f"{tot:,.0f} KiB" if tot else ""]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    pe_site = [r for r in rows if r.get("fig") == "allocinfo_page_ext" and float(r["bytes"]) > 0]
+    if pe_site:
+        b = statistics.median(float(r["bytes"]) for r in pe_site)
+        print(f"\nupstream's page_ext: the boot log's \"allocated N bytes of page_ext\"; its "
+              f"/proc/allocinfo shows `{pe_site[0]['site']} func:alloc_page_ext` with "
+              f"{b / 1024:,.0f} KiB in {pe_site[0]['calls']} calls (page_ext memory allocated "
+              f"before page_ext covered its own pages is not counted).")
+    if load:
+        print(f"allocprof at load: {load[0]['sites']} call sites, {load[0]['kib']} KiB of page "
+              f"back-references ({load[0]['bytes_per_page']} bytes a page); "
+              f"bytes a page above: total / {frames} page frames of the 1 GiB guest.")
+    print()
+
+    print("### Reading /proc/allocinfo (-icount, 100 × `cat /proc/allocinfo > /dev/null`)\n")
+    print("| configuration | call sites | bytes | ns per `cat` | less a `cat /proc/version` | vs upstream |")
+    print("|---|---:|---:|---:|---:|---:|")
+    net = {}
+    for cfg in ("upstream-on", "allocprof-on"):
+        rd = med(figs(rows, cfg, "allocinfo_read", "ns"))
+        cv = med(figs(rows, cfg, "cat_version", "ns"))
+        if rd is None:
+            continue
+        net[cfg] = (rd - cv) / 100
+    for cfg, name in CONFIGS:
+        if cfg not in net:
+            continue
+        rd = med(figs(rows, cfg, "allocinfo_read", "ns")) / 100
+        sites = med(figs(rows, cfg, "allocinfo_sites", "n"))
+        size = med(figs(rows, cfg, "allocinfo_bytes", "n"))
+        vs = pct(net[cfg], net["upstream-on"]) if "upstream-on" in net and cfg != "upstream-on" else ""
+        print(f"| {name} | {sites:,.0f} | {size:,.0f} | {fmt(rd)} | {fmt(net[cfg])} | {vs} |")
+    print()
+
+    fe = {cfg: med([float(r["ns"]) / float(r["iters"]) for r in rows
+                    if r["mode"] == "icount" and r.get("cfg") == cfg and r.get("fig") == "forkexec"])
+          for cfg, _ in CONFIGS}
+    if any(fe.values()):
+        print("### Whole system: fork + exec + exit of busybox `true` (-icount, 50 in a row)\n")
+        print("| configuration | ns per fork+exec | vs noprof |")
+        print("|---|---:|---:|")
+        for cfg, name in CONFIGS:
+            if fe.get(cfg):
+                vs = pct(fe[cfg], fe["noprof"]) if fe.get("noprof") and cfg != "noprof" else ""
+                print(f"| {name} | {fmt(fe[cfg])} | {vs} |")
+        print()
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: bench/report.py RESULTS_DIR")
+    d = sys.argv[1]
+    meta = {}
+    if os.path.exists(os.path.join(d, "meta.txt")):
+        with open(os.path.join(d, "meta.txt")) as fh:
+            for line in fh:
+                if "=" in line:
+                    k, v = line.rstrip("\n").split("=", 1)
+                    meta[k] = v
+    rows = load(d)
+    if not rows:
+        sys.exit(f"no results in {d}")
+    print(f"## allocprof benchmark, {meta.get('date', '?')}\n")
+    print(f"- machine: {meta.get('host_nproc', '?')} CPUs, {meta.get('host_cpu', '?')}; "
+          f"{meta.get('qemu', '?')}; guest: 2 vCPUs, 1 GiB, kernel {meta.get('kernel', '?')}")
+    print(f"- command: `{meta.get('command', '?')}`; module parameters: `{meta.get('params', '?')}`")
+    if "elapsed" in meta:
+        print(f"- total run time: {int(meta['elapsed']) // 60} min {int(meta['elapsed']) % 60} s")
+    retries = os.path.join(d, "retries.txt")
+    if os.path.exists(retries):
+        with open(retries) as fh:
+            lines = [x.strip() for x in fh if x.strip()]
+        print(f"- guests that died and were booted again: {len(lines)} ({'; '.join(lines)})")
+    print()
+    for mode in ("icount", "tcg"):
+        timing_tables(rows, mode)
+    extra_tables(rows)
+
+
+if __name__ == "__main__":
+    main()
