@@ -131,10 +131,9 @@ pub(crate) fn task_context() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         let count: u32;
-        // SAFETY: On x86-64, `preempt_count()` is the local CPU's
-        // `pcpu_hot.preempt_count`, read `gs:`-relative (what
-        // `raw_cpu_read_4` emits); `addr_of!` takes its per-CPU address
-        // without reading the static.
+        // SAFETY: `preempt_count()` is this CPU's `pcpu_hot.preempt_count`, read
+        // `gs:`-relative as `raw_cpu_read_4` does; `addr_of!` only takes its
+        // per-CPU address (x86-64).
         unsafe {
             core::arch::asm!(
                 "mov {c:e}, dword ptr gs:[{p}]",
