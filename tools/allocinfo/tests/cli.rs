@@ -1,17 +1,12 @@
 //! End-to-end tests of the `allocinfo` binary on the fixtures, with exact
 //! expected values.
 
+mod common;
+use common::fixture;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-fn fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
-}
 
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_allocinfo"))

@@ -4,18 +4,12 @@
 //! were taken after the same allocations of the test module: 40 ×
 //! `kmalloc(100)` (a), then 20 × `alloc_pages(order 3)` more (b).
 
-use std::path::PathBuf;
+mod common;
+use common::fixture;
+
 use std::process::Command;
 
 use allocinfo::parse::parse_str;
-
-fn fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
-}
 
 fn ok(args: &[&str]) -> String {
     let o = Command::new(env!("CARGO_BIN_EXE_allocinfo"))
