@@ -142,9 +142,14 @@ impl Counters {
             bytes = bytes.wrapping_add(b);
             calls = calls.wrapping_add(n);
         }
+        // A free on one CPU can be summed without its allocation on
+        // another when the reader passes that CPU just before the
+        // allocation: such a sum is below the true figure, which is never
+        // negative.  Read a negative sum as 0, as
+        // `percpu_counter_sum_positive()` does.
         Totals {
-            bytes: bytes as i64,
-            calls,
+            bytes: (bytes as i64).max(0),
+            calls: if (calls as i64) < 0 { 0 } else { calls },
         }
     }
 }

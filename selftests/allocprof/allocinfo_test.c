@@ -67,9 +67,15 @@ int main(void)
 	n = ap_testsites(sites, MAX_SITES);
 	if (n <= 0)
 		ksft_exit_fail_msg("cannot read the test module's sites\n");
-	ksft_set_plan(5 + 3 * n);
+	ksft_set_plan(6 + 3 * n);
 
 	check_format();
+	{
+		int err = ap_open_as_nobody(AP_ALLOCINFO, O_RDONLY);
+
+		ksft_test_result(err == EACCES, "user nobody cannot open /proc/allocinfo (%s)\n",
+				 err > 0 ? strerror(err) : err ? "error" : "it could");
+	}
 
 	for (i = 0; i < n; i++) {
 		char func[64];

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,31 @@ static inline int ap_module_loaded(const char *name)
 		return 1;
 	snprintf(pat, sizeof(pat), "\n%s ", name);
 	return strstr(buf, pat) != NULL;
+}
+
+/*
+ * Opens path with flags as user and group nobody (65534), without
+ * supplementary groups or capabilities; returns 0 if that worked, else
+ * the errno.
+ */
+static inline int ap_open_as_nobody(const char *path, int flags)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return errno;
+	if (pid == 0) {
+		int fd;
+
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(255);
+		fd = open(path, flags);
+		_exit(fd < 0 ? errno : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
 }
 
 #define AP_ALLOCINFO "/proc/allocinfo"

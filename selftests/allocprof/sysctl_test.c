@@ -53,7 +53,7 @@ int main(void)
 	int ret;
 
 	ksft_print_header();
-	ksft_set_plan(13 + ARRAY_SIZE(bad_writes) + 1);
+	ksft_set_plan(14 + ARRAY_SIZE(bad_writes) + 1);
 	if (ap_load(NULL))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
 	slab = ap_slab_size("kmalloc-128");
@@ -61,6 +61,10 @@ int main(void)
 	ksft_test_result(stat(AP_SYSCTL, &st) == 0 && (st.st_mode & 0777) == 0644,
 			 "vm.mem_profiling is mode 0644\n");
 	ksft_test_result(sysctl_is("1\n"), "reads 1 after load\n");
+	ret = ap_open_as_nobody(AP_SYSCTL, O_WRONLY);
+	ksft_test_result(ret == EACCES && sysctl_is("1\n"),
+			 "user nobody cannot open vm.mem_profiling for writing (%s)\n",
+			 ret > 0 ? strerror(ret) : ret ? "error" : "it could");
 
 	/* Off: new allocations are not counted; frees still are. */
 	ap_test_alloc(SITE, 3);

@@ -50,12 +50,15 @@ struct aptest_site {
 	unsigned int order;	/* pages */
 	void *(*alloc)(struct aptest_site *site);
 	void (*free)(struct aptest_site *site, void *p);
+	struct mutex lock;	/* nr_live and live[]: one lock a site, so */
+				/* writers at different sites run in parallel */
 	unsigned int nr_live;
 	void *live[APTEST_MAX_LIVE];
 };
 
 static struct kmem_cache *aptest_cache;
 static struct dentry *aptest_dir;
+/* The adopted memory. */
 static DEFINE_MUTEX(aptest_lock);
 
 #define APTEST_OBJ_SIZE 200
@@ -330,7 +333,7 @@ static ssize_t aptest_write(struct file *file, const char __user *ubuf,
 	if (!site)
 		return -ENOENT;
 
-	mutex_lock(&aptest_lock);
+	mutex_lock(&site->lock);
 	if (!alloc) {
 		aptest_free_all(site);
 	} else if (count > APTEST_MAX_LIVE - site->nr_live) {
@@ -346,7 +349,7 @@ static ssize_t aptest_write(struct file *file, const char __user *ubuf,
 			site->live[site->nr_live++] = p;
 		}
 	}
-	mutex_unlock(&aptest_lock);
+	mutex_unlock(&site->lock);
 	return ret;
 }
 
@@ -505,10 +508,10 @@ static int aptest_sites_show(struct seq_file *m, void *v)
 {
 	int i;
 
-	mutex_lock(&aptest_lock);
 	for (i = 0; i < ARRAY_SIZE(aptest_sites); i++) {
 		struct aptest_site *site = &aptest_sites[i];
 
+		mutex_lock(&site->lock);
 		switch (site->kind) {
 		case APTEST_SLAB: {
 			size_t sz = kmalloc_size_roundup(site->size);
@@ -550,14 +553,18 @@ static int aptest_sites_show(struct seq_file *m, void *v)
 		}
 		}
 		seq_printf(m, " %u\n", site->nr_live);
+		mutex_unlock(&site->lock);
 	}
-	mutex_unlock(&aptest_lock);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(aptest_sites);
 
 static int __init aptest_init(void)
 {
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(aptest_sites); i++)
+		mutex_init(&aptest_sites[i].lock);
 	aptest_cache = kmem_cache_create(APTEST_CACHE_NAME, APTEST_OBJ_SIZE,
 					 0, SLAB_NO_MERGE, NULL);
 	if (!aptest_cache)

@@ -1,0 +1,741 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * storm_test: allocprof is loaded and unloaded CYCLES times, and
+ * vm.mem_profiling switched between 0 and 1 on every load, while two
+ * processes (one on each CPU) allocate and free through every call site of
+ * allocprof_test and READERS processes read /proc/allocinfo in a loop.
+ *
+ * Every read must be well formed (the header, then lines of upstream's
+ * format, none with a negative figure), whether the module stays or goes
+ * while it is read.  After the last load the storm goes on for two more
+ * rounds with profiling on: then each call site must show exactly what is
+ * live at it, and 0 bytes / 0 calls once it is all freed.
+ *
+ * Where the kernel has fault injection (the debug flavour): insmod of
+ * allocprof with 10 % of its slab and page allocations failing, then with
+ * exactly its nth allocation failing for n spread over all of them and for
+ * each of the last ones (allocprof's init), must load fully or fail
+ * leaving nothing; and a second storm runs with the allocating processes
+ * failing 10 % of their allocations: what failed must not be counted.
+ *
+ * STORM_CYCLES=n (environment, e.g. from the kernel command line) sets the
+ * number of cycles of the first storm; the second has a fifth of them.
+ *
+ * The last line is "# stats: cycles=N allocations=N faults=N reads=N" for
+ * scripts/check's summary.
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+
+#include "allocprof_lib.h"
+
+#define CYCLES 1000
+#define WORKERS 2
+#define READERS 3
+#define MAX_SITES 32
+#define FAULT_DIR "/sys/kernel/debug"
+#define FAULT_TIMES 1000000
+
+/* What the processes of a storm count, in memory shared with them. */
+struct storm {
+	volatile int stop;
+	volatile unsigned long rounds[WORKERS];
+	unsigned long long allocations[WORKERS];
+	unsigned long long enomem[WORKERS];
+	unsigned long long errors[WORKERS];
+	int last_error[WORKERS];
+	/* Per reader: whole reads, reads cut by an unload, no file, bad reads. */
+	unsigned long long reads[READERS], cut[READERS], absent[READERS], bad[READERS];
+	unsigned long long lines[READERS], opened[READERS];
+	char bad_line[READERS][160];
+};
+
+static struct ap_testsite sites[MAX_SITES];
+static long long unit_bytes[MAX_SITES];
+static unsigned long long unit_calls[MAX_SITES];
+static int nsites;
+static int module_fd = -1;
+
+static void pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Allocations a site gets a round: fewer of the large vmalloc areas. */
+static unsigned int round_count(int s)
+{
+	return unit_bytes[s] >= (1 << 20) ? 1 : 3;
+}
+
+/*
+ * Worker i, on CPU i: a round allocates at every site and frees every site
+ * (all that is live there, mostly what the other worker allocated on the
+ * other CPU: the two start half the sites apart).
+ */
+static void worker(struct storm *st, int i, int faults)
+{
+	pin_to_cpu(i);
+	/* The loads and unloads go first, so that they are many. */
+	nice(10);
+	if (faults && ap_write_file("/proc/self/make-it-fail", "1", 1))
+		_exit(2);
+	while (!st->stop) {
+		for (int j = 0; j < nsites && !st->stop; j++) {
+			int s = (j + i * nsites / WORKERS) % nsites;
+			int other = (s + nsites / WORKERS) % nsites;
+			unsigned int n = round_count(s);
+			int ret = ap_test_alloc(sites[s].name, n);
+
+			st->allocations[i] += n;
+			if (ret == -ENOMEM) {
+				st->enomem[i]++;
+			} else if (ret) {
+				st->errors[i]++;
+				st->last_error[i] = ret;
+			}
+			/* Opening the file can fail too. */
+			ret = ap_test_free(sites[other].name);
+			if (ret == -ENOMEM && faults) {
+				st->enomem[i]++;
+			} else if (ret) {
+				st->errors[i]++;
+				st->last_error[i] = ret;
+			}
+		}
+		st->rounds[i]++;
+	}
+	_exit(0);
+}
+
+static void reader_bad(struct storm *st, int k, const char *why, const char *line, size_t len)
+{
+	if (!st->bad[k]++)
+		snprintf(st->bad_line[k], sizeof(st->bad_line[k]), "%s: '%.*s'", why,
+			 (int)(len > 100 ? 100 : len), line);
+}
+
+/*
+ * One line of /proc/allocinfo after the header: "%12lli %8llu " (bytes,
+ * calls), then "file:line [module] func:name ", as upstream's
+ * alloc_tag_to_text(); the figures never negative.
+ */
+static const char *line_problem(const char *line, size_t len)
+{
+	char buf[512], *rest, *func, *colon;
+	long long bytes;
+	unsigned long long calls;
+	int off = 0;
+
+	if (len >= sizeof(buf) || len < 24)
+		return "length";
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	if (buf[12] != ' ' || buf[21] != ' ')
+		return "columns";
+	if (sscanf(buf, "%lld %llu %n", &bytes, &calls, &off) != 2 || off != 22)
+		return "figures";
+	if (bytes < 0 || memchr(buf, '-', 22))
+		return "negative bytes";
+	if (calls > LLONG_MAX)
+		return "negative calls";
+	rest = buf + off;
+	func = strstr(rest, " func:");
+	colon = strchr(rest, ':');
+	if (!func || !colon || colon > func || buf[len - 1] != ' ' || func[6] == ' ')
+		return "tag";
+	return NULL;
+}
+
+static char read_buf[READERS][4 << 20];
+
+static void reader(struct storm *st, int k)
+{
+	static const char header[] = "allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n";
+	char *buf = read_buf[k];
+
+	nice(10);
+
+	while (!st->stop) {
+		size_t len = 0, start;
+		int fd = open(AP_ALLOCINFO, O_RDONLY), cut = 0;
+
+		if (fd < 0) {
+			if (errno == ENOENT)
+				st->absent[k]++;
+			else
+				reader_bad(st, k, "open", strerror(errno), strlen(strerror(errno)));
+			usleep(1000);
+			continue;
+		}
+		__atomic_add_fetch(&st->opened[k], 1, __ATOMIC_RELAXED);
+		for (;;) {
+			ssize_t n = read(fd, buf + len, sizeof(read_buf[k]) - 1 - len);
+
+			if (n < 0) {
+				/* proc_remove() of an open file: -EIO from then on. */
+				if (errno == EIO)
+					cut = 1;
+				else
+					reader_bad(st, k, "read", strerror(errno),
+						   strlen(strerror(errno)));
+				break;
+			}
+			if (n == 0)
+				break;
+			len += n;
+			if (len == sizeof(read_buf[k]) - 1) {
+				reader_bad(st, k, "size", buf, 0);
+				break;
+			}
+		}
+		close(fd);
+		if (cut)
+			st->cut[k]++;
+		else
+			st->reads[k]++;
+		if (len < sizeof(header) - 1) {
+			if (!cut || memcmp(buf, header, len))
+				reader_bad(st, k, "header", buf, len);
+			continue;
+		}
+		if (memcmp(buf, header, sizeof(header) - 1)) {
+			reader_bad(st, k, "header", buf, len);
+			continue;
+		}
+		/* Every complete line; a read cut short may end in part of one. */
+		for (start = sizeof(header) - 1; start < len;) {
+			char *nl = memchr(buf + start, '\n', len - start);
+			const char *why;
+
+			if (!nl) {
+				if (!cut)
+					reader_bad(st, k, "unterminated", buf + start, len - start);
+				break;
+			}
+			why = line_problem(buf + start, nl - (buf + start));
+			if (why)
+				reader_bad(st, k, why, buf + start, nl - (buf + start));
+			st->lines[k]++;
+			start = nl + 1 - buf;
+		}
+	}
+	_exit(0);
+}
+
+static int insmod(const char *params)
+{
+	return syscall(SYS_finit_module, module_fd, params, 0) ? -errno : 0;
+}
+
+static int rmmod(void)
+{
+	return syscall(SYS_delete_module, "allocprof", O_NONBLOCK) ? -errno : 0;
+}
+
+static int set_sysctl(const char *v)
+{
+	return ap_write_file(AP_SYSCTL, v, strlen(v));
+}
+
+static int site_index(const char *func)
+{
+	for (int s = 0; s < nsites; s++)
+		if (!strcmp(func + strlen("aptest_"), sites[s].name))
+			return s;
+	return -1;
+}
+
+/* Every site shows exactly live x unit, live from the test module; 1 if so. */
+static int sites_exact(const char *when)
+{
+	struct ap_testsite now[MAX_SITES];
+	int ok = ap_testsites(now, MAX_SITES) == nsites;
+
+	for (int s = 0; ok && s < nsites; s++) {
+		char func[64];
+
+		snprintf(func, sizeof(func), "aptest_%.31s", now[s].name);
+		if (site_index(func) != s) {
+			ok = 0;
+			break;
+		}
+		if (!ap_expect(func, now[s].live * unit_bytes[s], now[s].live * unit_calls[s])) {
+			ksft_print_msg("%s: %s has %lu live allocations\n", when, now[s].name,
+				       now[s].live);
+			ok = 0;
+		}
+	}
+	return ok;
+}
+
+static int free_all(void)
+{
+	int ok = 1;
+
+	for (int s = 0; s < nsites; s++)
+		ok &= ap_test_free(sites[s].name) == 0;
+	return ok;
+}
+
+static unsigned long long reads_started(struct storm *st)
+{
+	unsigned long long n = 0;
+
+	for (int k = 0; k < READERS; k++)
+		n += __atomic_load_n(&st->reads[k], __ATOMIC_RELAXED) +
+		     __atomic_load_n(&st->cut[k], __ATOMIC_RELAXED) +
+		     __atomic_load_n(&st->opened[k], __ATOMIC_RELAXED);
+	return n;
+}
+
+/* Waits (up to 2 s) until a reader has opened /proc/allocinfo. */
+static void wait_read(struct storm *st)
+{
+	unsigned long long from = reads_started(st);
+
+	for (int i = 0; i < 2000 && reads_started(st) == from; i++)
+		usleep(1000);
+}
+
+/* Waits until every worker has finished two more rounds. */
+static int two_more_rounds(struct storm *st, pid_t *workers)
+{
+	unsigned long from[WORKERS];
+	int w;
+
+	for (w = 0; w < WORKERS; w++)
+		from[w] = st->rounds[w];
+	for (w = 0; w < WORKERS; w++) {
+		while (st->rounds[w] < from[w] + 2) {
+			if (waitpid(workers[w], NULL, WNOHANG) == workers[w])
+				return 0;
+			usleep(10000);
+		}
+	}
+	return 1;
+}
+
+static unsigned long long total_cycles, total_allocations, total_reads;
+static long long total_faults;
+
+/*
+ * One storm: the workers (failing allocations if faults), the readers, and
+ * cycles loads of allocprof; then the final checks.  Reports its results.
+ */
+static void storm(const char *name, int cycles, int faults)
+{
+	struct storm *st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE,
+				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t workers[WORKERS], readers[READERS];
+	int c, k, w, errs = 0, first_err = 0, wait_ok = 1, loaded = 0;
+	unsigned long long reads = 0, cut = 0, absent = 0, bad = 0, lines = 0;
+	unsigned long long allocs = 0, enomem = 0, werrs = 0;
+	struct timespec t0, t1;
+
+	if (st == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	memset(st, 0, sizeof(*st));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (w = 0; w < WORKERS; w++) {
+		workers[w] = fork();
+		if (workers[w] == 0)
+			worker(st, w, faults);
+	}
+	for (k = 0; k < READERS; k++) {
+		readers[k] = fork();
+		if (readers[k] == 0)
+			reader(st, k);
+	}
+
+	for (c = 0; c < cycles; c++) {
+		if (c && c % 100 == 0)
+			ksft_print_msg("%s: %d cycles, %d failed\n", name, c, errs);
+		/*
+		 * Every other load starts with profiling off and switches it
+		 * on; the others switch it off and on again.
+		 */
+		int err = insmod(c % 2 ? "mem_profiling=0" : "");
+
+		if (!err && c % 2 == 0)
+			err = set_sysctl("0");
+		if (!err)
+			err = set_sysctl("1");
+		/* Every tenth load: unload only once a reader opened the file. */
+		if (!err && c % 10 == 0)
+			wait_read(st);
+		if (!err)
+			err = rmmod();
+		if (err) {
+			if (!errs++)
+				first_err = err;
+			if (ap_module_loaded("allocprof"))
+				rmmod();
+		}
+	}
+	/* The last load: profiling stays on for two rounds of every worker. */
+	loaded = insmod("") == 0;
+	if (loaded)
+		wait_ok = two_more_rounds(st, workers);
+	st->stop = 1;
+	for (w = 0; w < WORKERS; w++) {
+		int status;
+
+		waitpid(workers[w], &status, 0);
+		wait_ok &= WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		allocs += st->allocations[w];
+		enomem += st->enomem[w];
+		werrs += st->errors[w];
+	}
+	for (k = 0; k < READERS; k++) {
+		int status;
+
+		waitpid(readers[k], &status, 0);
+		wait_ok &= WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		reads += st->reads[k];
+		cut += st->cut[k];
+		absent += st->absent[k];
+		bad += st->bad[k];
+		lines += st->lines[k];
+		if (st->bad[k])
+			ksft_print_msg("reader %d: %llu bad reads, first: %s\n", k, st->bad[k],
+				       st->bad_line[k]);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ksft_print_msg("%s: %d cycles in %.1f s; workers: %lu and %lu rounds, %llu allocations asked, %llu -ENOMEM, %llu errors\n",
+		       name, cycles, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
+		       st->rounds[0], st->rounds[1], allocs, enomem, werrs);
+	ksft_print_msg("%s: readers: %llu whole reads, %llu cut by an unload, %llu without the file, %llu lines\n",
+		       name, reads, cut, absent, lines);
+
+	ksft_test_result(errs == 0, "%s: %d loads, sysctl 0/1 switches and unloads (%d failed, first %s)\n",
+			 name, cycles, errs, strerror(-first_err));
+	ksft_test_result(wait_ok && loaded, "%s: workers and readers ran to the end\n", name);
+	ksft_test_result(werrs == 0 && (faults ? enomem > 0 : enomem == 0),
+			 "%s: allocations failed only by injected faults (%llu -ENOMEM, %llu other errors, last %d)\n",
+			 name, enomem, werrs, st->last_error[0] ?: st->last_error[1]);
+	ksft_test_result(st->rounds[0] > 2 && st->rounds[1] > 2 && reads > (unsigned long long)cycles / 10,
+			 "%s: both CPUs allocated while readers read (%lu/%lu rounds, %llu reads)\n",
+			 name, st->rounds[0], st->rounds[1], reads);
+	ksft_test_result(bad == 0, "%s: every read well formed, no negative figure (%llu lines)\n",
+			 name, lines);
+	ksft_test_result(loaded && sites_exact(name),
+			 "%s: after it, every site shows exactly what is live\n", name);
+	ksft_test_result(free_all() && sites_exact(name),
+			 "%s: all freed, every site reads 0 bytes, 0 calls\n", name);
+	total_cycles += cycles;
+	total_allocations += allocs;
+	total_reads += reads + cut;
+	munmap(st, sizeof(*st));
+}
+
+/*
+ * failslab in every slab cache but vmap_area: vmalloc allocates from it
+ * with GFP_NOWAIT under a spinlock-held preload, and mm/vmalloc.c answers
+ * a failure there with a WARN_ON_ONCE() in va_clip() (not a profiler path,
+ * so not what this test is about).  Returns how many caches fail.
+ */
+static int failslab_caches(void)
+{
+	DIR *dir = opendir("/sys/kernel/slab");
+	struct dirent *d;
+	int n = 0;
+
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		char path[300];
+
+		if (d->d_type != DT_DIR || d->d_name[0] == '.' || !strcmp(d->d_name, "vmap_area"))
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/failslab", d->d_name);
+		if (!ap_write_file(path, "1", 1))
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+/* A fault_attr directory of debugfs: 10 % of the allocations of marked tasks. */
+static int faults_setup(const char *attr)
+{
+	static const char *const knobs[][2] = {
+		{ "probability", "10" }, { "interval", "1" }, { "verbose", "0" },
+		{ "task-filter", "Y" }, { "space", "0" },
+	};
+	char path[128], v[16];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(knobs); i++) {
+		snprintf(path, sizeof(path), FAULT_DIR "/%s/%s", attr, knobs[i][0]);
+		if (ap_write_file(path, knobs[i][1], strlen(knobs[i][1])))
+			return -1;
+	}
+	/* GFP_KERNEL allocations too, and pages of any order. */
+	snprintf(path, sizeof(path), FAULT_DIR "/%s/ignore-gfp-wait", attr);
+	if (ap_write_file(path, "N", 1))
+		return -1;
+	if (!strcmp(attr, "failslab")) {
+		int n = failslab_caches();
+
+		ksft_print_msg("failslab: %d slab caches\n", n);
+		if (n < 10 || ap_write_file(FAULT_DIR "/failslab/cache-filter", "Y", 1))
+			return -1;
+	}
+	if (!strcmp(attr, "fail_page_alloc")) {
+		snprintf(path, sizeof(path), FAULT_DIR "/%s/min-order", attr);
+		if (ap_write_file(path, "0", 1))
+			return -1;
+	}
+	snprintf(path, sizeof(path), FAULT_DIR "/%s/times", attr);
+	snprintf(v, sizeof(v), "%d", FAULT_TIMES);
+	return ap_write_file(path, v, strlen(v));
+}
+
+/* Faults injected through attr since faults_setup(). */
+static long long faults_injected(const char *attr)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), FAULT_DIR "/%s/times", attr);
+	if (ap_read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return FAULT_TIMES - atoll(buf);
+}
+
+static void faults_off(const char *attr)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), FAULT_DIR "/%s/probability", attr);
+	ap_write_file(path, "0", 1);
+}
+
+#define INSMOD_TRIES 30
+#define NTH_TRIES 40
+#define NTH_LAST 20
+#define FAIL_NTH "/proc/thread-self/fail-nth"
+
+/*
+ * Checks what a load that returned err left: all of allocprof, counting
+ * exactly, or nothing.  Unloads it.  Returns 1 if so.
+ */
+static int load_whole_or_nothing(int err, const char *what)
+{
+	char buf[64];
+	int ok;
+
+	if (!err) {
+		int s = site_index("aptest_kmalloc_100");
+
+		ok = ap_module_loaded("allocprof") &&
+		     ap_read_file(AP_SYSCTL, buf, sizeof(buf)) > 0 && !strcmp(buf, "1\n") &&
+		     ap_test_alloc("kmalloc_100", 3) == 0 &&
+		     ap_expect("aptest_kmalloc_100", 3 * unit_bytes[s], 3 * unit_calls[s]) &&
+		     ap_test_free("kmalloc_100") == 0 && ap_expect("aptest_kmalloc_100", 0, 0) &&
+		     rmmod() == 0;
+	} else {
+		ok = !ap_module_loaded("allocprof") && access(AP_ALLOCINFO, F_OK) &&
+		     access(AP_SYSCTL, F_OK);
+	}
+	if (!ok) {
+		ksft_print_msg("%s: load %s, but module %s, /proc/allocinfo %s, sysctl %s\n",
+			       what, err ? strerror(-err) : "succeeded",
+			       ap_module_loaded("allocprof") ? "loaded" : "absent",
+			       access(AP_ALLOCINFO, F_OK) ? "absent" : "present",
+			       access(AP_SYSCTL, F_OK) ? "absent" : "present");
+		if (ap_module_loaded("allocprof"))
+			rmmod();
+	}
+	return ok;
+}
+
+/*
+ * insmod in a child whose nth slab or page allocation fails (n 0: none
+ * does, but count them); returns the load's result, and in *count how many
+ * allocations were made (n 0) or whether the fault was injected (else).
+ */
+static int insmod_nth(long n, long *count)
+{
+	long *shared = mmap(NULL, sizeof(long) * 2, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	const long big = 1000000;
+	int status, err = -EIO;
+	pid_t pid;
+
+	if (shared == MAP_FAILED)
+		return -ENOMEM;
+	shared[0] = -EIO;
+	shared[1] = -1;
+	pid = fork();
+	if (pid == 0) {
+		char v[24], back[24];
+
+		snprintf(v, sizeof(v), "%ld", n ? n : big);
+		if (ap_write_file(FAIL_NTH, v, strlen(v)))
+			_exit(1);
+		shared[0] = insmod("");
+		if (ap_read_file(FAIL_NTH, back, sizeof(back)) > 0)
+			shared[1] = n ? atol(back) == 0 : big - atol(back);
+		ap_write_file(FAIL_NTH, "0", 1);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) == pid && WIFEXITED(status) && !WEXITSTATUS(status)) {
+		err = shared[0];
+		*count = shared[1];
+	}
+	munmap(shared, sizeof(long) * 2);
+	return err;
+}
+
+/*
+ * Every allocation point of a load, failed on its own: the nth allocation
+ * of insmod fails, for n spread over all of them and for each of the last
+ * NTH_LAST (allocprof's init, where a half-done load would come from).
+ */
+static void insmod_fail_nth(void)
+{
+	long total = 0, injected;
+	int t, tries = 0, loads = 0, failures = 0, bad = 0;
+
+	if (insmod_nth(0, &total) || total <= 0 || rmmod()) {
+		ksft_test_result_fail("insmod counting its allocations (%ld)\n", total);
+		return;
+	}
+	for (t = 0; t < NTH_TRIES + NTH_LAST; t++) {
+		long n = t < NTH_TRIES ? 1 + (long)t * total / NTH_TRIES : total - (t - NTH_TRIES);
+		char what[64];
+		int err;
+
+		if (n < 1)
+			continue;
+		injected = 0;
+		err = insmod_nth(n, &injected);
+		snprintf(what, sizeof(what), "allocation %ld of %ld failed", n, total);
+		tries++;
+		if (err)
+			failures++;
+		else
+			loads++;
+		bad += !load_whole_or_nothing(err, what);
+	}
+	ksft_print_msg("insmod makes %ld allocations; failing one of them: %d tries, %d loads, %d clean failures, %d half\n",
+		       total, tries, loads, failures, bad);
+	ksft_test_result(bad == 0 && failures > 0,
+			 "insmod with its nth allocation failing: %d tries fail cleanly or load fully\n",
+			 tries);
+}
+
+/*
+ * insmod of allocprof with 10 % of its allocations failing: each load
+ * either fails and leaves nothing (no module, no /proc/allocinfo, no
+ * sysctl; the next load works) or loads fully and counts exactly.
+ */
+static void insmod_under_faults(void)
+{
+	int t, loads = 0, failures = 0, bad = 0;
+
+	for (t = 0; t < INSMOD_TRIES; t++) {
+		int status, err = -EIO;
+		pid_t pid = fork();
+		char what[32];
+
+		if (pid == 0) {
+			if (ap_write_file("/proc/self/make-it-fail", "1", 1))
+				_exit(100);
+			_exit(insmod("") ? 1 : 0);
+		}
+		if (waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) <= 1)
+			err = WEXITSTATUS(status) ? -ENOMEM : 0;
+		else
+			bad++;
+		if (err)
+			failures++;
+		else
+			loads++;
+		snprintf(what, sizeof(what), "10 %% faults, try %d", t);
+		bad += !load_whole_or_nothing(err, what);
+	}
+	ksft_print_msg("insmod under faults: %d loads, %d clean failures, %d half\n", loads,
+		       failures, bad);
+	ksft_test_result(bad == 0 && failures > 0,
+			 "insmod under 10 %% faults: %d tries fail cleanly or load fully (%d loaded)\n",
+			 INSMOD_TRIES, loads);
+}
+
+int main(void)
+{
+	char path[256];
+	struct utsname u;
+	int s, have_faults, cycles = CYCLES;
+
+	ksft_print_header();
+	have_faults = !access(FAULT_DIR "/failslab/probability", W_OK) &&
+		      !access(FAULT_DIR "/fail_page_alloc/probability", W_OK);
+	ksft_set_plan(7 + 2 + 2 + 7 + 1);
+	uname(&u);
+	snprintf(path, sizeof(path), "/lib/modules/%s/extra/allocprof.ko", u.release);
+	module_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (module_fd < 0)
+		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));
+	if (ap_load(NULL))
+		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
+	nsites = ap_testsites(sites, MAX_SITES);
+	for (s = 0; s < nsites; s++)
+		if (ap_unit(&sites[s], &unit_bytes[s], &unit_calls[s]))
+			ksft_exit_fail_msg("no figures for test site %s\n", sites[s].name);
+	if (nsites < 10)
+		ksft_exit_fail_msg("only %d test sites\n", nsites);
+	if (rmmod())
+		ksft_exit_fail_msg("rmmod allocprof: %s\n", strerror(errno));
+
+	/* STORM_CYCLES=n: a shorter (or longer) storm, to debug with. */
+	if (getenv("STORM_CYCLES"))
+		cycles = atoi(getenv("STORM_CYCLES"));
+	storm("storm", cycles, 0);
+
+	/* Allocations still work and count exactly after the storm. */
+	{
+		int ok = 1;
+
+		for (s = 0; s < nsites; s++)
+			ok &= ap_test_alloc(sites[s].name, 2) == 0;
+		ksft_test_result(ok && sites_exact("after the storm"),
+				 "after the storm: 2 allocations at every site counted exactly\n");
+		ksft_test_result(free_all() && sites_exact("after the storm"),
+				 "after the storm: freed, 0/0 everywhere\n");
+	}
+
+	if (!have_faults) {
+		ksft_print_msg("no fault injection in this kernel (debug flavour only)\n");
+		for (s = 0; s < 9; s++)
+			ksft_test_result_skip("fault injection: needs CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC\n");
+	} else {
+		if (faults_setup("failslab") || faults_setup("fail_page_alloc"))
+			ksft_exit_fail_msg("cannot set up fault injection\n");
+		if (rmmod())
+			ksft_exit_fail_msg("rmmod allocprof: %s\n", strerror(errno));
+		insmod_under_faults();
+		insmod_fail_nth();
+		storm("storm with faults", cycles / 5, 1);
+		total_faults = faults_injected("failslab") + faults_injected("fail_page_alloc");
+		faults_off("failslab");
+		faults_off("fail_page_alloc");
+		ksft_print_msg("faults injected: %lld slab, %lld page\n",
+			       faults_injected("failslab"), faults_injected("fail_page_alloc"));
+	}
+
+	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && rmmod() == 0, "unload\n");
+	ksft_print_msg("stats: cycles=%llu allocations=%llu faults=%lld reads=%llu\n",
+		       total_cycles, total_allocations, total_faults, total_reads);
+	ksft_finished();
+}
