@@ -13,8 +13,7 @@
  *
  * Where the kernel has fault injection (the debug flavour): insmod of
  * allocprof with 10 % of its slab and page allocations failing, then with
- * exactly its nth allocation failing for n spread over all of them and for
- * each of the last ones (allocprof's init), must load fully or fail
+ * exactly its nth allocation failing, for each n, must load fully or fail
  * leaving nothing; and a second storm runs with the allocating processes
  * failing 10 % of their allocations: what failed must not be counted.
  *
@@ -465,6 +464,53 @@ static int failslab_caches(void)
 	return n;
 }
 
+/*
+ * The address range of a kernel function, from /proc/kallsyms: its address
+ * up to the next symbol's.  0 if found.
+ */
+static int kernel_function(const char *name, unsigned long long *start, unsigned long long *end)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	unsigned long long addr, next = ~0ULL;
+	char type, sym[256];
+
+	*start = 0;
+	if (!f)
+		return -1;
+	while (fscanf(f, "%llx %c %255s%*[^\n]", &addr, &type, sym) == 3)
+		if (!strcmp(sym, name) && (type == 'T' || type == 't'))
+			*start = addr;
+	rewind(f);
+	while (*start && fscanf(f, "%llx %c %255s%*[^\n]", &addr, &type, sym) == 3)
+		if (addr > *start && addr < next)
+			next = addr;
+	fclose(f);
+	*end = next;
+	return *start && next != ~0ULL ? 0 : -1;
+}
+
+/*
+ * No fault in alloc_slab_obj_exts(): when the profiler's own per-slab slot
+ * vector cannot be allocated, the objects of that slab are not counted (as
+ * upstream; the kernel says "no slab extension vector"), so figures could
+ * not be exact.  Failing it is left out of every case here.
+ */
+static int faults_reject_profiler(const char *attr)
+{
+	unsigned long long start, end;
+	char path[128], v[32];
+
+	if (kernel_function("alloc_slab_obj_exts", &start, &end))
+		return -1;
+	snprintf(path, sizeof(path), FAULT_DIR "/%s/reject-start", attr);
+	snprintf(v, sizeof(v), "%#llx", start);
+	if (ap_write_file(path, v, strlen(v)))
+		return -1;
+	snprintf(path, sizeof(path), FAULT_DIR "/%s/reject-end", attr);
+	snprintf(v, sizeof(v), "%#llx", end);
+	return ap_write_file(path, v, strlen(v));
+}
+
 /* A fault_attr directory of debugfs: 10 % of the allocations of marked tasks. */
 static int faults_setup(const char *attr)
 {
@@ -496,6 +542,8 @@ static int faults_setup(const char *attr)
 		if (ap_write_file(path, "0", 1))
 			return -1;
 	}
+	if (faults_reject_profiler(attr))
+		return -1;
 	snprintf(path, sizeof(path), FAULT_DIR "/%s/times", attr);
 	snprintf(v, sizeof(v), "%d", FAULT_TIMES);
 	return ap_write_file(path, v, strlen(v));
@@ -521,8 +569,6 @@ static void faults_off(const char *attr)
 }
 
 #define INSMOD_TRIES 30
-#define NTH_TRIES 40
-#define NTH_LAST 20
 #define FAIL_NTH "/proc/thread-self/fail-nth"
 
 /*
@@ -598,28 +644,27 @@ static int insmod_nth(long n, long *count)
 }
 
 /*
- * Every allocation point of a load, failed on its own: the nth allocation
- * of insmod fails, for n spread over all of them and for each of the last
- * NTH_LAST (allocprof's init, where a half-done load would come from).
+ * Every allocation point of a load, failed on its own: the nth slab or
+ * page allocation of insmod fails, for every n up to the number a load
+ * makes (those of allocprof's init last).
  */
 static void insmod_fail_nth(void)
 {
 	long total = 0, injected;
-	int t, tries = 0, loads = 0, failures = 0, bad = 0;
+	int t, tries = 0, loads = 0, failures = 0, bad = 0, hit = 0;
 
 	if (insmod_nth(0, &total) || total <= 0 || rmmod()) {
 		ksft_test_result_fail("insmod counting its allocations (%ld)\n", total);
 		return;
 	}
-	for (t = 0; t < NTH_TRIES + NTH_LAST; t++) {
-		long n = t < NTH_TRIES ? 1 + (long)t * total / NTH_TRIES : total - (t - NTH_TRIES);
+	for (t = 1; t <= total; t++) {
+		long n = t;
 		char what[64];
 		int err;
 
-		if (n < 1)
-			continue;
 		injected = 0;
 		err = insmod_nth(n, &injected);
+		hit += injected == 1;
 		snprintf(what, sizeof(what), "allocation %ld of %ld failed", n, total);
 		tries++;
 		if (err)
@@ -628,8 +673,8 @@ static void insmod_fail_nth(void)
 			loads++;
 		bad += !load_whole_or_nothing(err, what);
 	}
-	ksft_print_msg("insmod makes %ld allocations; failing one of them: %d tries, %d loads, %d clean failures, %d half\n",
-		       total, tries, loads, failures, bad);
+	ksft_print_msg("insmod makes %ld allocations; failing one of them: %d tries (%d failed), %d loads, %d clean failures, %d half\n",
+		       total, tries, hit, loads, failures, bad);
 	ksft_test_result(bad == 0 && failures > 0,
 			 "insmod with its nth allocation failing: %d tries fail cleanly or load fully\n",
 			 tries);

@@ -71,7 +71,9 @@ impl<T> TryMutex<T> {
     pub(crate) fn try_lock(&self) -> Option<TryMutexGuard<'_, T>> {
         // SAFETY: The mutex was initialised by `new`.
         let locked = unsafe { bindings::mutex_trylock(self.mutex.get()) } != 0;
-        locked.then_some(TryMutexGuard {
+        // `then`, not `then_some`: a guard built eagerly would be dropped,
+        // unlocking a mutex another task holds, when the trylock failed.
+        locked.then(|| TryMutexGuard {
             lock: self,
             _not_send: PhantomData,
         })
