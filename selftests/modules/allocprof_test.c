@@ -21,6 +21,10 @@
  *                                   functions, without alloc_hooks()
  *   echo 1 > warn                   a deliberate WARN(), to check that the
  *                                   guest runner fails on kernel warnings
+ *   echo start|outer|inner|pages|free > nested
+ *                                   a nested allocation run in stages, so
+ *                                   that a test can switch profiling
+ *                                   between them (aptest_nested_write())
  */
 #include <linux/debugfs.h>
 #include <linux/gfp.h>
@@ -33,6 +37,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <linux/wait.h>
 
 #include "allocprof_test.h"
 
@@ -479,6 +484,186 @@ static const struct file_operations aptest_untagged_fops = {
 	.write = aptest_untagged_write,
 };
 
+/*
+ * A nested allocation in stages: aptest_nested_outer()'s alloc_hooks() sets
+ * its tag, the run stops (APTEST_NESTED_OUTER); then aptest_nested_inner()'s
+ * alloc_hooks() is passed and the run stops again (APTEST_NESTED_INNER);
+ * then the pages are allocated (APTEST_NESTED_DONE).  Code that allocates
+ * inside an allocation, such as vmalloc() needing a new slab for its page
+ * array, has this shape.  A test switches vm.mem_profiling or reloads the
+ * profiler between the stages:
+ *   echo start > nested   runs the allocation (the writer blocks until it
+ *                         is done, or a stage waited 60 s in vain)
+ *   echo outer > nested   returns when the run stopped at its first stop
+ *   echo inner > nested   lets the run past its first stop, returns when it
+ *                         stopped at the second
+ *   echo pages > nested   lets it allocate, returns when it did
+ *   echo free > nested    frees the pages (also when the module unloads)
+ *   cat nested            the bytes one run allocates (one call)
+ */
+#define APTEST_NESTED_ORDER 3
+#define APTEST_NESTED_WAIT (60 * HZ)
+
+enum aptest_nested_stage {
+	APTEST_NESTED_IDLE, APTEST_NESTED_OUTER, APTEST_NESTED_GO_INNER,
+	APTEST_NESTED_INNER, APTEST_NESTED_GO_PAGES, APTEST_NESTED_DONE,
+};
+
+static DECLARE_WAIT_QUEUE_HEAD(aptest_nested_wq);
+static DEFINE_MUTEX(aptest_nested_lock);	/* starting, freeing: one run */
+static int aptest_nested_stage;
+static struct page *aptest_nested_page;
+
+static void aptest_nested_set(int stage)
+{
+	WRITE_ONCE(aptest_nested_stage, stage);
+	wake_up_all(&aptest_nested_wq);
+}
+
+/* Waits until the run reaches @stage; 0, or -ETIMEDOUT or -EINTR. */
+static int aptest_nested_wait(int stage)
+{
+	long left = wait_event_killable_timeout(aptest_nested_wq,
+						READ_ONCE(aptest_nested_stage) >= stage,
+						APTEST_NESTED_WAIT);
+
+	if (left < 0)
+		return left;
+	return left ? 0 : -ETIMEDOUT;
+}
+
+static noinline struct page *aptest_nested_pages_noprof(void)
+{
+	aptest_nested_set(APTEST_NESTED_INNER);
+	if (aptest_nested_wait(APTEST_NESTED_GO_PAGES))
+		return NULL;
+	return alloc_pages_noprof(GFP_KERNEL, APTEST_NESTED_ORDER);
+}
+
+static noinline struct page *aptest_nested_inner(void)
+{
+	return alloc_hooks(aptest_nested_pages_noprof());
+}
+
+static noinline struct page *aptest_nested_outer_noprof(void)
+{
+	aptest_nested_set(APTEST_NESTED_OUTER);
+	if (aptest_nested_wait(APTEST_NESTED_GO_INNER))
+		return NULL;
+	return aptest_nested_inner();
+}
+
+static noinline struct page *aptest_nested_outer(void)
+{
+	return alloc_hooks(aptest_nested_outer_noprof());
+}
+
+/* Lets the run go on from @from (it must be there) and waits for @to. */
+static int aptest_nested_step(int from, int go, int to)
+{
+	int err = aptest_nested_wait(from);
+
+	if (err)
+		return err;
+	if (READ_ONCE(aptest_nested_stage) != from)
+		return -EINVAL;
+	aptest_nested_set(go);
+	return aptest_nested_wait(to);
+}
+
+static void aptest_nested_free(void)
+{
+	if (aptest_nested_page)
+		__free_pages(aptest_nested_page, APTEST_NESTED_ORDER);
+	aptest_nested_page = NULL;
+}
+
+/* Runs the nested allocation; the pages stay until "free". */
+static int aptest_nested_start(void)
+{
+	int err = 0;
+
+	mutex_lock(&aptest_nested_lock);
+	if (aptest_nested_page || READ_ONCE(aptest_nested_stage) != APTEST_NESTED_IDLE) {
+		err = -EBUSY;
+	} else {
+		aptest_nested_page = aptest_nested_outer();
+		if (!aptest_nested_page)
+			err = -ENOMEM;
+		/* Also after a failed run, so that "free" ends it. */
+		aptest_nested_set(APTEST_NESTED_DONE);
+	}
+	mutex_unlock(&aptest_nested_lock);
+	return err;
+}
+
+/* Frees the pages of a finished run. */
+static int aptest_nested_end(void)
+{
+	int stage, err = 0;
+
+	mutex_lock(&aptest_nested_lock);
+	stage = READ_ONCE(aptest_nested_stage);
+	if (stage == APTEST_NESTED_DONE || stage == APTEST_NESTED_IDLE) {
+		aptest_nested_free();
+		aptest_nested_set(APTEST_NESTED_IDLE);
+	} else {
+		err = -EBUSY;
+	}
+	mutex_unlock(&aptest_nested_lock);
+	return err;
+}
+
+static ssize_t aptest_nested_write(struct file *file, const char __user *ubuf,
+				   size_t len, loff_t *ppos)
+{
+	char buf[8];
+	int err;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	strim(buf);
+	if (!strcmp(buf, "start"))
+		err = aptest_nested_start();
+	else if (!strcmp(buf, "outer"))
+		err = aptest_nested_wait(APTEST_NESTED_OUTER);
+	else if (!strcmp(buf, "inner"))
+		err = aptest_nested_step(APTEST_NESTED_OUTER, APTEST_NESTED_GO_INNER,
+					 APTEST_NESTED_INNER);
+	else if (!strcmp(buf, "pages"))
+		err = aptest_nested_step(APTEST_NESTED_INNER, APTEST_NESTED_GO_PAGES,
+					 APTEST_NESTED_DONE);
+	else if (!strcmp(buf, "free"))
+		err = aptest_nested_end();
+	else
+		err = -EINVAL;
+	return err ? err : len;
+}
+
+/* "<bytes>": what one run allocates. */
+static int aptest_nested_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "%lu\n", PAGE_SIZE << APTEST_NESTED_ORDER);
+	return 0;
+}
+
+static int aptest_nested_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, aptest_nested_show, NULL);
+}
+
+static const struct file_operations aptest_nested_fops = {
+	.owner = THIS_MODULE,
+	.open = aptest_nested_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = aptest_nested_write,
+};
+
 static const struct file_operations aptest_warn_fops = {
 	.owner = THIS_MODULE,
 	.write = aptest_warn_write,
@@ -577,6 +762,7 @@ static int __init aptest_init(void)
 	debugfs_create_file("adopted", 0600, aptest_dir, NULL, &aptest_adopted_fops);
 	debugfs_create_file("untagged", 0200, aptest_dir, NULL, &aptest_untagged_fops);
 	debugfs_create_file("warn", 0200, aptest_dir, NULL, &aptest_warn_fops);
+	debugfs_create_file("nested", 0600, aptest_dir, NULL, &aptest_nested_fops);
 	return 0;
 }
 
@@ -588,6 +774,7 @@ static void __exit aptest_exit(void)
 	for (i = 0; i < ARRAY_SIZE(aptest_sites); i++)
 		aptest_free_all(&aptest_sites[i]);
 	aptest_free_adopted();
+	aptest_nested_free();
 	kmem_cache_destroy(aptest_cache);
 }
 

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * switch_test: an allocation under way while profiling is switched off and
+ * on (vm.mem_profiling, or an unload and load of allocprof) is counted at its
+ * own call site or not at all, never at the call site of an enclosing
+ * alloc_hooks().
+ *
+ * The test module's nested allocation (allocprof_test's "nested" file) runs
+ * in stages: aptest_nested_outer()'s alloc_hooks() sets its tag, then
+ * aptest_nested_inner()'s alloc_hooks() is passed, then the pages are
+ * allocated.  alloc_hooks() sets no tag while profiling is off, so an inner
+ * alloc_hooks() passed while off leaves the outer tag in place; the patched
+ * kernel must not count those pages for the outer call site when profiling
+ * is back on by the time they are allocated.  vmalloc() is such an outer
+ * call site: the slab page for its page array is allocated inside it.
+ */
+#include "allocprof_lib.h"
+
+#define NESTED AP_TESTDIR "/nested"
+
+static long long run_bytes;
+
+static int nested(const char *cmd)
+{
+	return ap_write_file(NESTED, cmd, strlen(cmd));
+}
+
+/* A profiling switch: "off", "on" (vm.mem_profiling), "unload", "load". */
+static int do_switch(const char *what)
+{
+	if (!strcmp(what, "off"))
+		return ap_write_file(AP_SYSCTL, "0", 1);
+	if (!strcmp(what, "on"))
+		return ap_write_file(AP_SYSCTL, "1", 1);
+	if (!strcmp(what, "unload"))
+		return ap_sh("rmmod allocprof") ? -1 : 0;
+	return ap_sh("modprobe allocprof") ? -1 : 0;
+}
+
+struct scenario {
+	const char *name;
+	/* Switches after the outer tag is set, then after the inner alloc_hooks(). */
+	const char *after_outer[2], *after_inner[2];
+	/* Where the pages count: 1 at the inner call site, 0 nowhere. */
+	int counted_inner;
+};
+
+static const struct scenario scenarios[] = {
+	{ "no switch", { 0 }, { 0 }, 1 },
+	{ "off and on before the inner alloc_hooks()", { "off", "on" }, { 0 }, 1 },
+	{ "inner alloc_hooks() passed while off, pages allocated after on",
+	  { "off" }, { "on" }, 0 },
+	{ "inner alloc_hooks() passed while unloaded, pages allocated after a load",
+	  { "unload" }, { "load" }, 0 },
+};
+#define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
+
+static int do_switches(const char *const *what)
+{
+	int i;
+
+	for (i = 0; i < 2 && what[i]; i++) {
+		if (do_switch(what[i])) {
+			ksft_print_msg("switch '%s' failed\n", what[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void run(const struct scenario *sc)
+{
+	int ok = 1, status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	if (pid == 0)
+		_exit(nested("start") ? 1 : 0);
+
+	/* The child's outer alloc_hooks() set its tag and the run stopped. */
+	ok &= nested("outer") == 0;
+	ok &= do_switches(sc->after_outer) == 0;
+	ok &= nested("inner") == 0;
+	ok &= do_switches(sc->after_inner) == 0;
+	ok &= nested("pages") == 0;
+	ok &= waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	ok &= ap_expect("aptest_nested_outer", 0, 0);
+	ok &= sc->counted_inner ? ap_expect("aptest_nested_inner", run_bytes, 1)
+				: ap_expect("aptest_nested_inner", 0, 0);
+	ksft_test_result(ok, "%s: counted %s\n", sc->name,
+			 sc->counted_inner ? "at the inner call site" : "nowhere");
+
+	ok = nested("free") == 0;
+	ok &= ap_expect("aptest_nested_outer", 0, 0) && ap_expect("aptest_nested_inner", 0, 0);
+	ksft_test_result(ok, "%s: freed, 0/0 at both call sites\n", sc->name);
+}
+
+int main(void)
+{
+	char buf[32];
+	unsigned int i;
+
+	ksft_print_header();
+	ksft_set_plan(NSCENARIOS * 2 + 1);
+	if (ap_load(NULL))
+		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
+	if (ap_read_file(NESTED, buf, sizeof(buf)) <= 0 || (run_bytes = atoll(buf)) <= 0)
+		ksft_exit_fail_msg("cannot read %s\n", NESTED);
+
+	for (i = 0; i < NSCENARIOS; i++)
+		run(&scenarios[i]);
+
+	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
+			 "unload\n");
+	ksft_finished();
+}
