@@ -11,11 +11,16 @@ BINDGEN_VERSION=0.69.5
 BINDGEN_BIN=${BINDGEN_BIN:-$HOME/.cargo/bin/bindgen}
 LLVM_SUFFIX=-19
 
-# Packages installed by scripts/setup, by name only.
+# Packages installed by scripts/setup, by name only: everything the
+# Makefile and scripts call that a minimal Debian 12 root (mmdebstrap
+# --variant=minbase, scripts/fresh-check) lacks.  cargo-web and rustfmt-web
+# are the cargo and rustfmt of rustc-web (the host crates, bindgen-cli);
+# ca-certificates lets cargo reach the registry.
 APT_PACKAGES=(
-	"$KSRC_PKG" rustc-web rust-web-src rust-web-clippy libclang-dev gcc make
-	clang-19 lld-19 llvm-19 qemu-system-x86 busybox-static flex bison bc
-	cpio kmod libelf-dev libssl-dev xz-utils python3 perl
+	"$KSRC_PKG" rustc-web rust-web-src rust-web-clippy cargo-web rustfmt-web
+	libclang-dev gcc make clang-19 lld-19 llvm-19 qemu-system-x86 busybox-static
+	flex bison bc cpio kmod libelf-dev libssl-dev xz-utils python3 perl rsync
+	patch ca-certificates
 )
 
 _t0=$(date +%s)
