@@ -23,6 +23,13 @@ APT_PACKAGES=(
 	patch ca-certificates
 )
 
+# The guest machine (qemu/run, bench/trace): two NUMA nodes with one vCPU
+# and 1 GiB each, as a small two-socket server (page migration between
+# nodes, per-node slabs and page lists).
+GUEST_MACHINE=(-smp 2,sockets=2,cores=1,threads=1 -m 2G
+	-object memory-backend-ram,id=mem0,size=1G -numa node,nodeid=0,cpus=0,memdev=mem0
+	-object memory-backend-ram,id=mem1,size=1G -numa node,nodeid=1,cpus=1,memdev=mem1)
+
 _t0=$(date +%s)
 die() { printf 'allocprof: error: %s\n' "$*" >&2; exit 1; }
 say() { printf '[%4ss] %s\n' "$(($(date +%s) - _t0))" "$*" >&2; }
