@@ -291,6 +291,18 @@ static inline int ap_testsites(struct ap_testsite *sites, int max)
 	return ap_testsites_of(AP_TESTDIR "/sites", sites, max);
 }
 
+/* The live entries of the test module's site (-1: no such site). */
+static inline long ap_testsite_live(const char *name)
+{
+	struct ap_testsite sites[32];
+	int i, n = ap_testsites(sites, 32);
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(sites[i].name, name))
+			return sites[i].live;
+	return -1;
+}
+
 /* Bytes upstream accounts per object of a slab cache: its slab_size. */
 static inline long long ap_slab_size(const char *cache)
 {
@@ -416,6 +428,15 @@ static inline int ap_test_alloc(const char *site, unsigned int count)
 static inline int ap_test_free(const char *site)
 {
 	return ap_write_file(AP_TESTDIR "/free", site, strlen(site));
+}
+
+/* Frees the site's last n live entries. */
+static inline int ap_test_free_n(const char *site, unsigned int n)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "%.31s %u", site, n);
+	return ap_write_file(AP_TESTDIR "/free", cmd, strlen(cmd));
 }
 
 /*

@@ -7,10 +7,15 @@
  * in /proc/allocinfo as "... [allocprof_test] func:aptest_<site>".
  * Driven through debugfs (/sys/kernel/debug/allocprof_test/):
  *   echo "<site> <count>" > alloc   make <count> allocations at <site>
- *   echo "<site>" > free            free every live allocation of <site>
+ *   echo "<site> [<n>]" > free      free the last <n> live entries of <site>
+ *                                   (default: all of them)
  *   cat sites                       one line a site: name, kind, what the
  *                                   expected figures are computed from (see
- *                                   aptest_sites_show()), live allocations
+ *                                   aptest_sites_show()), live entries
+ *
+ * A live entry is one allocation, or at a batch site (split_page,
+ * pages_bulk, cache_bulk) one of the APTEST_BATCH pages or objects that one
+ * allocation there makes, each counted as one call.
  *   echo free > adopted             free the memory other test modules
  *                                   handed over (allocprof_test_adopt())
  *   cat adopted                     how many allocations were handed over
@@ -48,6 +53,9 @@ enum aptest_kind {
 	APTEST_PERCPU,
 };
 
+/* What a batch site's alloc_batch() makes of one allocation. */
+#define APTEST_BATCH 4
+
 struct aptest_site {
 	const char *name;
 	enum aptest_kind kind;
@@ -55,6 +63,14 @@ struct aptest_site {
 	unsigned int order;	/* pages */
 	void *(*alloc)(struct aptest_site *site);
 	void (*free)(struct aptest_site *site, void *p);
+	/*
+	 * Batch sites: one allocation puts APTEST_BATCH live entries in out[]
+	 * (0 or -ENOMEM), which are freed one by one with free(), or all at
+	 * once with free_batch() where a site has it.
+	 */
+	int (*alloc_batch)(struct aptest_site *site, void **out);
+	void (*free_batch)(struct aptest_site *site, void **p, unsigned int n);
+	bool account;		/* slab: __GFP_ACCOUNT, a kmalloc-cg cache */
 	struct mutex lock;	/* nr_live and live[]: one lock a site, so */
 				/* writers at different sites run in parallel */
 	unsigned int nr_live;
@@ -220,6 +236,69 @@ static noinline void *aptest_kvrealloc_kmalloc(struct aptest_site *site)
 	return p;
 }
 
+/* A block of pages split into order-0 pages, each freed on its own. */
+static noinline int aptest_split_page(struct aptest_site *site, void **out)
+{
+	struct page *page = alloc_pages(GFP_KERNEL, ilog2(APTEST_BATCH));
+	int i;
+
+	if (!page)
+		return -ENOMEM;
+	split_page(page, ilog2(APTEST_BATCH));
+	for (i = 0; i < APTEST_BATCH; i++)
+		out[i] = page + i;
+	return 0;
+}
+
+static void aptest_free_page(struct aptest_site *site, void *p)
+{
+	__free_page(p);
+}
+
+/* The bulk page allocator; it may fill fewer slots than asked per call. */
+static noinline int aptest_pages_bulk(struct aptest_site *site, void **out)
+{
+	struct page *pages[APTEST_BATCH] = {};
+	unsigned long n = 0, before;
+	int i;
+
+	do {
+		before = n;
+		n = alloc_pages_bulk_array(GFP_KERNEL, APTEST_BATCH, pages);
+	} while (n < APTEST_BATCH && n > before);
+	if (n < APTEST_BATCH) {
+		for (i = 0; i < APTEST_BATCH; i++)
+			if (pages[i])
+				__free_page(pages[i]);
+		return -ENOMEM;
+	}
+	for (i = 0; i < APTEST_BATCH; i++)
+		out[i] = pages[i];
+	return 0;
+}
+
+static noinline int aptest_cache_bulk(struct aptest_site *site, void **out)
+{
+	return kmem_cache_alloc_bulk(aptest_cache, GFP_KERNEL, APTEST_BATCH, out) ==
+	       APTEST_BATCH ? 0 : -ENOMEM;
+}
+
+static void aptest_cache_free_bulk(struct aptest_site *site, void **p, unsigned int n)
+{
+	kmem_cache_free_bulk(aptest_cache, n, p);
+}
+
+/* Charged to the allocating task's memory cgroup. */
+static noinline void *aptest_kmalloc_account(struct aptest_site *site)
+{
+	return kmalloc(100, GFP_KERNEL_ACCOUNT);
+}
+
+static noinline void *aptest_pages_account(struct aptest_site *site)
+{
+	return alloc_pages(GFP_KERNEL_ACCOUNT, 0);
+}
+
 static noinline void *aptest_percpu_48(struct aptest_site *site)
 {
 	return (void __force *)__alloc_percpu_gfp(site->size, APTEST_PERCPU_ALIGN,
@@ -260,6 +339,15 @@ static struct aptest_site aptest_sites[] = {
 	  aptest_kvfree },
 	{ "percpu_48", APTEST_PERCPU, APTEST_PERCPU_SIZE, 0, aptest_percpu_48,
 	  aptest_free_percpu },
+	{ "split_page", APTEST_PAGES, 0, 0, NULL, aptest_free_page,
+	  .alloc_batch = aptest_split_page },
+	{ "pages_bulk", APTEST_PAGES, 0, 0, NULL, aptest_free_page,
+	  .alloc_batch = aptest_pages_bulk },
+	{ "cache_bulk", APTEST_CACHE, APTEST_OBJ_SIZE, 0, NULL, aptest_cache_free,
+	  .alloc_batch = aptest_cache_bulk, .free_batch = aptest_cache_free_bulk },
+	{ "kmalloc_account", APTEST_SLAB, 100, 0, aptest_kmalloc_account, aptest_kfree,
+	  .account = true },
+	{ "pages_account", APTEST_PAGES, 0, 0, aptest_pages_account, aptest_free_pages },
 };
 
 /* Memory handed over by other test modules, freed on command. */
@@ -310,10 +398,42 @@ static struct aptest_site *aptest_find(const char *name)
 	return NULL;
 }
 
+/* Frees the site's last @n live entries. */
+static void aptest_free_last(struct aptest_site *site, unsigned int n)
+{
+	n = min(n, site->nr_live);
+	if (site->free_batch) {
+		site->nr_live -= n;
+		if (n)
+			site->free_batch(site, &site->live[site->nr_live], n);
+		return;
+	}
+	while (n--)
+		site->free(site, site->live[--site->nr_live]);
+}
+
 static void aptest_free_all(struct aptest_site *site)
 {
-	while (site->nr_live)
-		site->free(site, site->live[--site->nr_live]);
+	aptest_free_last(site, site->nr_live);
+}
+
+/* One allocation at @site: 1 live entry, or APTEST_BATCH for a batch site. */
+static int aptest_alloc_one(struct aptest_site *site)
+{
+	void *p;
+
+	if (site->alloc_batch) {
+		int err = site->alloc_batch(site, &site->live[site->nr_live]);
+
+		if (!err)
+			site->nr_live += APTEST_BATCH;
+		return err;
+	}
+	p = site->alloc(site);
+	if (!p)
+		return -ENOMEM;
+	site->live[site->nr_live++] = p;
+	return 0;
 }
 
 static ssize_t aptest_write(struct file *file, const char __user *ubuf,
@@ -340,18 +460,18 @@ static ssize_t aptest_write(struct file *file, const char __user *ubuf,
 
 	mutex_lock(&site->lock);
 	if (!alloc) {
-		aptest_free_all(site);
-	} else if (count > APTEST_MAX_LIVE - site->nr_live) {
+		aptest_free_last(site, n == 2 ? count : site->nr_live);
+	} else if (count > (APTEST_MAX_LIVE - site->nr_live) /
+			   (site->alloc_batch ? APTEST_BATCH : 1)) {
 		ret = -ENOSPC;
 	} else {
 		while (count--) {
-			void *p = site->alloc(site);
+			int err = aptest_alloc_one(site);
 
-			if (!p) {
-				ret = -ENOMEM;
+			if (err) {
+				ret = err;
 				break;
 			}
-			site->live[site->nr_live++] = p;
 		}
 	}
 	mutex_unlock(&site->lock);
@@ -680,10 +800,11 @@ static const struct file_operations aptest_free_fops = {
 };
 
 /*
- * One line a site: "<name> <kind> <detail> <live>".  For kmalloc sites the
- * detail is the kmalloc cache serving the size (the test reads its
- * slab_size from /sys/kernel/slab); for the own cache its name; for page
- * sites the bytes allocated per call; for vmalloc sites the bytes of pages
+ * One line a site: "<name> <kind> <detail> <live>", the figures of one live
+ * entry and how many there are.  For kmalloc sites the detail is the
+ * kmalloc cache serving the size (kmalloc-cg-* with __GFP_ACCOUNT; the test
+ * reads its slab_size from /sys/kernel/slab); for the own cache its name;
+ * for page sites the bytes of an entry; for vmalloc sites the bytes of pages
  * mapped (the test adds the page-pointer array vmalloc allocates for them,
  * as mm/vmalloc.c does); for percpu sites "<size>+<extra>": the size
  * asked, which upstream accounts once per possible CPU, and the memcg
@@ -701,12 +822,15 @@ static int aptest_sites_show(struct seq_file *m, void *v)
 		case APTEST_SLAB: {
 			size_t sz = kmalloc_size_roundup(site->size);
 
+			const char *type = site->account ? "cg-" : "";
+
 			/* The names of kmalloc_info[] in mm/slab_common.c. */
 			if (sz >= 1024)
-				seq_printf(m, "%s slab kmalloc-%zuk", site->name,
-					   sz / 1024);
+				seq_printf(m, "%s slab kmalloc-%s%zuk", site->name,
+					   type, sz / 1024);
 			else
-				seq_printf(m, "%s slab kmalloc-%zu", site->name, sz);
+				seq_printf(m, "%s slab kmalloc-%s%zu", site->name,
+					   type, sz);
 			break;
 		}
 		case APTEST_CACHE:
