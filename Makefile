@@ -18,9 +18,10 @@
 
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
-# make check runs the kselftests on the base and the debug kernel, or on
-# the one flavour given (make check KFLAVOUR=debug).
-CHECK_FLAVOURS ?= $(if $(filter command line environment,$(origin KFLAVOUR)),$(KFLAVOUR),base debug)
+# make check runs the kselftests on the base and the debug kernel, and the
+# oracle tests on upstream's built-in profiler, or on the one flavour given
+# (make check KFLAVOUR=debug).
+CHECK_FLAVOURS ?= $(if $(filter command line environment,$(origin KFLAVOUR)),$(KFLAVOUR),base debug upstream)
 export CHECK_FLAVOURS
 KFLAVOUR ?= base
 export KFLAVOUR

@@ -461,9 +461,25 @@ static inline int ap_expect(const char *func, long long bytes, unsigned long lon
 	return ap_expect_in("allocprof_test", func, bytes, calls);
 }
 
-/* Loads allocprof (with args) and the test module; 0 on success. */
+/*
+ * The kernel profiles with upstream's built-in profiler (the upstream
+ * flavour, the oracle): it has no allocprof module, and /proc/allocinfo is
+ * there from boot.
+ */
+static inline int ap_builtin_profiler(void)
+{
+	return ap_sh("test -e /lib/modules/$(uname -r)/extra/allocprof.ko") != 0 &&
+	       access(AP_ALLOCINFO, R_OK) == 0;
+}
+
+/*
+ * Loads allocprof (with args) and the test module; 0 on success.  With
+ * upstream's built-in profiler, only the test module.
+ */
 static inline int ap_load(const char *args)
 {
+	if (ap_builtin_profiler())
+		return ap_module_loaded("allocprof_test") || !ap_sh("modprobe allocprof_test") ? 0 : -1;
 	if (ap_module_loaded("allocprof") && ap_sh("rmmod allocprof"))
 		return -1;
 	if (ap_sh("modprobe allocprof %s", args ? args : ""))
