@@ -63,6 +63,8 @@ extras() {
 	rmmod allocprof_bench
 	awk '/^MemTotal:|^MemFree:|^MemAvailable:/ { sub(":", "", $1); print "cfg='"$cfg"' fig=" $1 " kib=" $2 }' /proc/meminfo >>"$out"
 	echo "cfg=$cfg fig=possible_cpus list=$(cat /sys/devices/system/cpu/possible)" >>"$out"
+	# The page frames the zones span: what per-page back-references cover.
+	echo "cfg=$cfg fig=page_frames n=$(awk '$1 == "spanned" { s += $2 } END { print s }' /proc/zoneinfo)" >>"$out"
 }
 
 case "$boot" in

@@ -151,8 +151,11 @@ def extra_tables(rows):
     print("| configuration | page back-references | bytes a page | MemTotal |")
     print("|---|---:|---:|---:|")
     load = [r for r in rows if r.get("fig") == "allocprof_load"]
-    # 1 GiB of guest RAM: 262144 page frames
-    frames = 262144
+    # The page frames the guest's zones span (bench/guest.sh).
+    frames = med([float(r["n"]) for r in rows if r.get("fig") == "page_frames"])
+    if not frames:
+        print("(no page_frames figure: the bytes a page column needs one)\n")
+        return
     for cfg, name in CONFIGS:
         tot = med(figs(rows, "allocprof-on" if cfg == "allocprof-off" else cfg, "MemTotal", "kib"))
         refs, per = "none", "0"
@@ -177,7 +180,7 @@ def extra_tables(rows):
     if load:
         print(f"allocprof at load: {load[0]['sites']} call sites, {load[0]['kib']} KiB of page "
               f"back-references ({load[0]['bytes_per_page']} bytes a page); "
-              f"bytes a page above: total / {frames} page frames of the 1 GiB guest.")
+              f"bytes a page above: total / {frames:,.0f} page frames the guest's zones span.")
     print()
 
     print("### Reading /proc/allocinfo (-icount, 100 × `cat /proc/allocinfo > /dev/null`)\n")
@@ -230,7 +233,7 @@ def main():
         sys.exit(f"no results in {d}")
     print(f"## allocprof benchmark, {meta.get('date', '?')}\n")
     print(f"- machine: {meta.get('host_nproc', '?')} CPUs, {meta.get('host_cpu', '?')}; "
-          f"{meta.get('qemu', '?')}; guest: 2 vCPUs, 1 GiB, kernel {meta.get('kernel', '?')}")
+          f"{meta.get('qemu', '?')}; guest: 2 vCPUs on two NUMA nodes of 1 GiB, kernel {meta.get('kernel', '?')}")
     print(f"- command: `{meta.get('command', '?')}`; module parameters: `{meta.get('params', '?')}`")
     if "elapsed" in meta:
         print(f"- total run time: {int(meta['elapsed']) // 60} min {int(meta['elapsed']) % 60} s")
