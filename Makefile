@@ -3,6 +3,8 @@
 #
 #   make demo     boot the guest, load allocprof, show the top of /proc/allocinfo
 #   make check    run every test (host + kselftests in the guest)
+#   make soak     make check's kselftests with the long reliability storm
+#                 (1000 load/unload cycles on base and on debug; slow)
 #   make bench    allocprof against upstream's profiler, side by side (slow;
 #                 not part of check; see Documentation/benchmark.md)
 #
@@ -45,7 +47,7 @@ endif
 GUEST := $(CACHE)/guest/$(KFLAVOUR)
 MODSTAGE := $(CACHE)/modbuild/$(KFLAVOUR)
 
-.PHONY: all module print-kdir initramfs setup demo check bench lint lint-clippy lint-rustfmt \
+.PHONY: all module print-kdir initramfs setup demo check soak bench lint lint-clippy lint-rustfmt \
 	lint-checkpatch lint-host clean distclean kernel selftests
 
 all: module
@@ -132,6 +134,12 @@ demo: initramfs
 
 check: setup
 	@scripts/check
+
+# The long storm: SOAK_CYCLES load/unload cycles on both patched flavours.
+SOAK_CYCLES ?= 1000
+soak: setup
+	@STORM_CYCLES=$(SOAK_CYCLES) STORM_CYCLES_DEBUG=$(SOAK_CYCLES) CHECK_FLAVOURS="base debug" \
+		STORM_TIMEOUT=14400 scripts/check
 
 # Boots noprof, upstream and base guests in turn (about 12 minutes once the
 # kernels are built); BENCH_ROUNDS, BENCH_TCG_ROUNDS, BENCH_RUNS, BENCH_TCG_RUNS,
