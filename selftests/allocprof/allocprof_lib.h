@@ -417,6 +417,18 @@ static inline int ap_unit(const struct ap_testsite *s, long long *bytes, unsigne
 	return 0;
 }
 
+/* Bytes and calls of one live entry of the test module's site name. */
+static inline int ap_testsite_unit(const char *name, long long *bytes, unsigned long long *calls)
+{
+	struct ap_testsite sites[32];
+	int i, n = ap_testsites(sites, 32);
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(sites[i].name, name))
+			return ap_unit(&sites[i], bytes, calls);
+	return -1;
+}
+
 static inline int ap_test_alloc(const char *site, unsigned int count)
 {
 	char cmd[64];

@@ -185,39 +185,30 @@ static long long vmstat(const char *name)
 	return -1;
 }
 
-#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
 static const char *const batch_names[] = { "split_page", "pages_bulk", "cache_bulk" };
 /* Test results: three for each batch site. */
-#define BATCH_TESTS (3 * ARRAY_LEN(batch_names))
+#define BATCH_TESTS (3 * ARRAY_SIZE(batch_names))
 
 /* Batch sites: part of the entries freed, the figures follow exactly. */
 static void batch_sites(void)
 {
-	const char *const *names = batch_names;
-	struct ap_testsite all[32];
-	int n = ap_testsites(all, 32);
-
-	for (unsigned int i = 0; i < ARRAY_LEN(batch_names); i++) {
-		const struct ap_testsite *s = NULL;
+	for (unsigned int i = 0; i < ARRAY_SIZE(batch_names); i++) {
+		const char *name = batch_names[i];
 		unsigned long long calls;
 		long long unit;
 		char func[64];
 		long live;
 		int ok;
 
-		for (int j = 0; j < n; j++)
-			if (!strcmp(all[j].name, names[i]))
-				s = &all[j];
-		snprintf(func, sizeof(func), "aptest_%s", names[i]);
-		ok = s && !ap_unit(s, &unit, &calls) && ap_test_alloc(names[i], 3) == 0;
-		live = ap_testsite_live(names[i]);
+		snprintf(func, sizeof(func), "aptest_%s", name);
+		ok = !ap_testsite_unit(name, &unit, &calls) && ap_test_alloc(name, 3) == 0;
+		live = ap_testsite_live(name);
 		ok = ok && live > 3 && ap_expect(func, live * unit, live * calls);
 		ksft_test_result(ok, "%s: 3 allocations, %ld entries counted exactly\n", func, live);
-		ok = ap_test_free_n(names[i], 5) == 0 &&
+		ok = ap_test_free_n(name, 5) == 0 &&
 		     ap_expect(func, (live - 5) * unit, (live - 5) * calls);
 		ksft_test_result(ok, "%s: 5 entries freed, the other %ld counted\n", func, live - 5);
-		ok = ap_test_free(names[i]) == 0 && ap_expect(func, 0, 0);
+		ok = ap_test_free(name) == 0 && ap_expect(func, 0, 0);
 		ksft_test_result(ok, "%s: all freed, 0/0\n", func);
 	}
 }
@@ -235,15 +226,12 @@ static const char *const account_names[] = { "kmalloc_account", "pages_account" 
 /* More than a charge batch (the CPU's stock) of either. */
 static const unsigned int account_count[] = { 4096, 256 };
 /* Test results: the cgroup, then three for each site. */
-#define ACCOUNT_TESTS (1 + 3 * ARRAY_LEN(account_names))
+#define ACCOUNT_TESTS (1 + 3 * ARRAY_SIZE(account_names))
 
 /* __GFP_ACCOUNT allocations made by a task in a memory cgroup. */
 static void accounted(void)
 {
-	const char *const *names = account_names;
-	const unsigned int *count = account_count;
-	struct ap_testsite all[32];
-	int n, in_cg;
+	int in_cg;
 	char pid[16];
 
 	in_cg = (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0 ||
@@ -254,21 +242,18 @@ static void accounted(void)
 	in_cg = in_cg && ap_write_file(CGROUP "/cgroup.procs", pid, strlen(pid)) == 0;
 	ksft_test_result(in_cg, "the test runs in memory cgroup %s\n", CGROUP);
 
-	n = ap_testsites(all, 32);
-	for (unsigned int i = 0; i < ARRAY_LEN(account_names); i++) {
-		const struct ap_testsite *s = NULL;
+	for (unsigned int i = 0; i < ARRAY_SIZE(account_names); i++) {
+		const char *name = account_names[i];
+		unsigned int count = account_count[i];
 		long long unit, before, after;
 		unsigned long long calls;
 		char func[64];
 		int ok;
 
-		for (int j = 0; j < n; j++)
-			if (!strcmp(all[j].name, names[i]))
-				s = &all[j];
-		snprintf(func, sizeof(func), "aptest_%s", names[i]);
+		snprintf(func, sizeof(func), "aptest_%s", name);
 		before = cg_read("memory.current");
-		ok = in_cg && s && !ap_unit(s, &unit, &calls) &&
-		     ap_test_alloc(names[i], count[i]) == 0;
+		ok = in_cg && !ap_testsite_unit(name, &unit, &calls) &&
+		     ap_test_alloc(name, count) == 0;
 		after = cg_read("memory.current");
 		/*
 		 * Charged to the cgroup: memory.current grew by what was
@@ -276,13 +261,13 @@ static void accounted(void)
 		 * runs on CPU 0 only) had in stock.
 		 */
 		ok = ok && before >= 0 &&
-		     after - before >= count[i] * unit - MEMCG_CHARGE_BATCH * page_size;
+		     after - before >= count * unit - MEMCG_CHARGE_BATCH * page_size;
 		ksft_test_result(ok, "%s: %u allocations charged to the cgroup (%lld bytes more)\n",
-				 func, count[i], after - before);
-		ok = ap_expect(func, count[i] * unit, count[i] * calls);
+				 func, count, after - before);
+		ok = ap_expect(func, count * unit, count * calls);
 		ksft_test_result(ok, "%s: counted exactly, %lld bytes %llu calls\n", func,
-				 count[i] * unit, count[i] * calls);
-		ok = ap_test_free(names[i]) == 0 && ap_expect(func, 0, 0);
+				 count * unit, count * calls);
+		ok = ap_test_free(name) == 0 && ap_expect(func, 0, 0);
 		ksft_test_result(ok, "%s: freed, 0/0\n", func);
 	}
 	/* Back to the root cgroup, so that the cgroup can go. */

@@ -250,11 +250,6 @@ static noinline int aptest_split_page(struct aptest_site *site, void **out)
 	return 0;
 }
 
-static void aptest_free_page(struct aptest_site *site, void *p)
-{
-	__free_page(p);
-}
-
 /* The bulk page allocator; it may fill fewer slots than asked per call. */
 static noinline int aptest_pages_bulk(struct aptest_site *site, void **out)
 {
@@ -339,9 +334,9 @@ static struct aptest_site aptest_sites[] = {
 	  aptest_kvfree },
 	{ "percpu_48", APTEST_PERCPU, APTEST_PERCPU_SIZE, 0, aptest_percpu_48,
 	  aptest_free_percpu },
-	{ "split_page", APTEST_PAGES, 0, 0, NULL, aptest_free_page,
+	{ "split_page", APTEST_PAGES, 0, 0, NULL, aptest_free_pages,
 	  .alloc_batch = aptest_split_page },
-	{ "pages_bulk", APTEST_PAGES, 0, 0, NULL, aptest_free_page,
+	{ "pages_bulk", APTEST_PAGES, 0, 0, NULL, aptest_free_pages,
 	  .alloc_batch = aptest_pages_bulk },
 	{ "cache_bulk", APTEST_CACHE, APTEST_OBJ_SIZE, 0, NULL, aptest_cache_free,
 	  .alloc_batch = aptest_cache_bulk, .free_batch = aptest_cache_free_bulk },
