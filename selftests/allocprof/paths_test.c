@@ -5,6 +5,8 @@
  *
  * - batch sites of the test module: split_page(), alloc_pages_bulk_array(),
  *   kmem_cache_alloc_bulk() with kmem_cache_free_bulk(), part freed;
+ * - a partial free: __free_pages() of a non-compound order-2 page whose
+ *   first page has another reference frees the three tail pages only;
  * - __GFP_ACCOUNT kmalloc() and pages, charged to a memory cgroup;
  * - a THP faulted in by this process, split (debugfs split_huge_pages) and
  *   partly unmapped;
@@ -220,6 +222,26 @@ static long long cg_read(const char *file)
 
 	snprintf(path, sizeof(path), CGROUP "/%s", file);
 	return ap_read_file(path, buf, sizeof(buf)) > 0 ? atoll(buf) : -1;
+}
+
+/* Test results of partial_free(). */
+#define PARTIAL_TESTS 2
+
+/*
+ * The test module's pages_partial site: each allocation is of 4 pages, of
+ * which __free_pages() frees the 3 tail pages at once; the first page, 1
+ * call, stays counted until its own free.
+ */
+static void partial_free(void)
+{
+	const char *func = "aptest_pages_partial";
+	int ok;
+
+	ok = ap_test_alloc("pages_partial", 3) == 0 &&
+	     ap_expect(func, 3 * page_size, 3);
+	ksft_test_result(ok, "%s: 3 allocations, the tail pages freed: 3 pages, 3 calls\n", func);
+	ok = ap_test_free("pages_partial") == 0 && ap_expect(func, 0, 0);
+	ksft_test_result(ok, "%s: the first pages freed, 0/0\n", func);
 }
 
 static const char *const account_names[] = { "kmalloc_account", "pages_account" };
@@ -467,7 +489,7 @@ int main(void)
 
 	ksft_print_header();
 	/* Loading, the sections, unloading. */
-	ksft_set_plan(1 + BATCH_TESTS + ACCOUNT_TESTS + THP_TESTS + MIGRATE_TESTS +
+	ksft_set_plan(1 + BATCH_TESTS + PARTIAL_TESTS + ACCOUNT_TESTS + THP_TESTS + MIGRATE_TESTS +
 		      COMPACT_TESTS + 1);
 	page_size = sysconf(_SC_PAGESIZE);
 	/* One CPU (node 0): one memcg charge stock, pages placed on node 0. */
@@ -490,6 +512,7 @@ int main(void)
 			 "profiler and allocprof_test loaded\n");
 
 	batch_sites();
+	partial_free();
 	accounted();
 	thp();
 	migrate();

@@ -236,6 +236,23 @@ static noinline void *aptest_kvrealloc_kmalloc(struct aptest_site *site)
 	return p;
 }
 
+/*
+ * A partial free: an order-2 page that is not compound, with a second
+ * reference on its first page while __free_pages() drops the allocation's,
+ * so that only the three tail pages are freed.  The entry is the first
+ * page, as an order-0 allocation: 4 KiB and the one call stay counted.
+ */
+static noinline void *aptest_pages_partial(struct aptest_site *site)
+{
+	struct page *page = alloc_pages(GFP_KERNEL, 2);
+
+	if (!page)
+		return NULL;
+	get_page(page);
+	__free_pages(page, 2);
+	return page;
+}
+
 /* A block of pages split into order-0 pages, each freed on its own. */
 static noinline int aptest_split_page(struct aptest_site *site, void **out)
 {
@@ -334,6 +351,8 @@ static struct aptest_site aptest_sites[] = {
 	  aptest_kvfree },
 	{ "percpu_48", APTEST_PERCPU, APTEST_PERCPU_SIZE, 0, aptest_percpu_48,
 	  aptest_free_percpu },
+	{ "pages_partial", APTEST_PAGES, 0, 0, aptest_pages_partial,
+	  aptest_free_pages },
 	{ "split_page", APTEST_PAGES, 0, 0, NULL, aptest_free_pages,
 	  .alloc_batch = aptest_split_page },
 	{ "pages_bulk", APTEST_PAGES, 0, 0, NULL, aptest_free_pages,
