@@ -29,10 +29,10 @@ mod sysctl;
 mod tags;
 
 use counters::{Counters, MAX_IDS};
-use debug::{DebugParam, Report};
+use debug::DebugParam;
 use page::PageRefs;
 use sys::backend::{Backend, ObjSlot, Registration, Tag, TagSection};
-use sys::mm::{max_pfn, Page};
+use sys::mm::{max_pfn, Pfn};
 use sys::procfs::ProcFile;
 use sys::sync::TryMutex;
 use sys::sysctl::Sysctl;
@@ -51,13 +51,13 @@ module_param!(mem_profiling, MemProfilingParam, 0o444);
 module_param!(debug, DebugParam, 0o444);
 
 /// What the hooks use: lives while the back end is registered.
-struct Hot {
+pub(crate) struct Hot {
     /// The registration's generation, for object slots.
-    generation: AtomicU32,
-    counters: Counters,
-    pages: PageRefs,
+    pub(crate) generation: AtomicU32,
+    pub(crate) counters: Counters,
+    pub(crate) pages: PageRefs,
     /// Debug mode (`debug=1`): the hooks check what they see.
-    debug: bool,
+    pub(crate) debug: bool,
 }
 
 /// The sections and the hot data, for readers and section changes.
@@ -112,7 +112,7 @@ fn hot() -> Option<&'static Hot> {
 
 /// A tag's call-site id, if it has a valid one.
 #[inline(always)]
-fn tag_id(tag: Option<Tag>) -> Option<u16> {
+pub(crate) fn tag_id(tag: Option<Tag>) -> Option<u16> {
     let id = tag?.id();
     (id != 0 && id < MAX_IDS as u64).then_some(id as u16)
 }
@@ -232,51 +232,50 @@ impl Backend for Hooks {
         }
     }
 
-    fn page_alloc(page: Page, order: u32, tag: Option<Tag>) {
+    // The hot hooks: the debug checks are a tail call out of line, so
+    // that the counting path keeps nothing live across a call.
+
+    fn page_alloc(pfn: Pfn, order: u32, tag: Option<Tag>) {
         let Some(hot) = hot() else {
             return;
         };
         if hot.debug {
-            check_page_alloc(hot, page, order, tag.is_some());
+            return debug::page_alloc(hot, pfn, order, tag);
         }
         if let Some(id) = tag_id(tag) {
-            hot.pages.alloc(&hot.counters, page, order, id);
+            hot.pages.alloc(&hot.counters, pfn, order, id);
         }
     }
 
-    fn page_free(page: Page, order: u32) {
+    fn page_free(pfn: Pfn, order: u32) {
         if let Some(hot) = hot() {
-            hot.pages.free(&hot.counters, page, order);
+            hot.pages.free(&hot.counters, pfn, order);
         }
     }
 
-    fn page_split(page: Page, old_order: u32, new_order: u32) {
+    fn page_split(pfn: Pfn, old_order: u32, new_order: u32) {
         if let Some(hot) = hot() {
-            hot.pages.split(&hot.counters, page, old_order, new_order);
+            hot.pages.split(&hot.counters, pfn, old_order, new_order);
         }
     }
 
-    fn page_copy(dst: Page, src: Page, order: u32) {
+    fn page_copy(dst: Pfn, src: Pfn, order: u32) {
         if let Some(hot) = hot() {
             hot.pages.copy(&hot.counters, dst, src, order);
         }
     }
 
-    fn page_ref(page: Page) -> u64 {
-        // The value may come back after a re-registration: carry the
-        // generation, as object slots do.
-        hot().map_or(0, |hot| match hot.pages.id_of(page) {
-            0 => 0,
-            id => slab::encode(hot.generation.load(Ordering::Relaxed), id),
+    fn page_ref(pfn: Pfn) -> u64 {
+        hot().map_or(0, |hot| {
+            hot.pages
+                .reference(hot.generation.load(Ordering::Relaxed), pfn)
         })
     }
 
     fn page_ref_sub(reference: u64, nr: u32) {
         if let Some(hot) = hot() {
-            if let Some(id) = slab::decode(hot.generation.load(Ordering::Relaxed), reference) {
-                hot.counters
-                    .sub(id.into(), u64::from(nr) * sys::mm::PAGE_SIZE, 0);
-            }
+            let generation = hot.generation.load(Ordering::Relaxed);
+            PageRefs::reference_sub(&hot.counters, generation, reference, nr);
         }
     }
 
@@ -284,10 +283,10 @@ impl Backend for Hooks {
         let Some(hot) = hot() else {
             return;
         };
-        let generation = hot.generation.load(Ordering::Relaxed);
         if hot.debug {
-            check_obj_alloc(generation, &slot, tag.is_some(), size);
+            return debug::obj_alloc(hot, slot, tag, size);
         }
+        let generation = hot.generation.load(Ordering::Relaxed);
         match tag_id(tag) {
             Some(id) => slab::alloc(&hot.counters, generation, slot, id, size),
             None => slab::alloc_untracked(slot),
@@ -295,42 +294,18 @@ impl Backend for Hooks {
     }
 
     fn obj_free(slot: ObjSlot<'_>, size: usize) {
-        if let Some(hot) = hot() {
-            let generation = hot.generation.load(Ordering::Relaxed);
-            let old = slab::free(&hot.counters, generation, slot, size);
-            if hot.debug && !slab::plausible(generation, old) {
-                debug::report(Report::ForeignSlot { value: old });
-            }
+        let Some(hot) = hot() else {
+            return;
+        };
+        if hot.debug {
+            return debug::obj_free(hot, slot, size);
         }
+        let generation = hot.generation.load(Ordering::Relaxed);
+        slab::free(&hot.counters, generation, slot, size);
     }
 
     fn show_mem(count: u32) {
         showmem::show(count)
-    }
-}
-
-/// Debug mode: an allocation of pages without a tag, or over a live
-/// reference.
-#[cold]
-fn check_page_alloc(hot: &Hot, page: Page, order: u32, tagged: bool) {
-    if !tagged {
-        debug::report(Report::UntaggedPages { order });
-    }
-    match hot.pages.id_of(page) {
-        0 => {}
-        id => debug::report(Report::PagesOverLive { id }),
-    }
-}
-
-/// Debug mode: an object allocated without a tag, or over a live reference
-/// of this load.
-#[cold]
-fn check_obj_alloc(generation: u32, slot: &ObjSlot<'_>, tagged: bool, size: usize) {
-    if !tagged {
-        debug::report(Report::UntaggedObject { size });
-    }
-    if let Some(id) = slab::decode(generation, slot.get()) {
-        debug::report(Report::ObjectOverLive { id });
     }
 }
 
@@ -369,19 +344,21 @@ impl kernel::Module for AllocProf {
         let sysctl = Sysctl::register(c_str!("vm"), c_str!("mem_profiling"), sysctl_mode)?;
         this.shared.control.lock().sysctl = Some(sysctl);
 
-        let (sites, pages) = {
+        let (sites, pages, counters) = {
             let data = this.shared.data.lock();
             (
                 data.registry.as_ref().map_or(0, |r| r.nr_sites()),
                 data.hot.as_ref().map_or(0, |h| h.pages.size()),
+                data.hot.as_ref().map_or(0, |h| h.counters.bytes_per_cpu()),
             )
         };
         pr_info!(
-            "loaded: mem_profiling={}, {} call sites, {} KiB of page back-references ({} bytes a page)\n",
+            "loaded: mem_profiling={}, {} call sites, {} KiB of page back-references ({} bytes a page), {} bytes of counters a CPU\n",
             mode.name(),
             sites,
             pages / 1024,
-            page::BYTES_PER_PAGE
+            page::BYTES_PER_PAGE,
+            counters
         );
         if debug::enabled() {
             pr_info!("debug mode: reporting allocations without a tag and frees not seen; vm.mem_profiling is read-only\n");

@@ -13,7 +13,9 @@ use core::{
 };
 use kernel::{error::Result, prelude::*};
 
-use crate::sys::percpu::{on_cpu, possible_cpus, this_cpu_add, PerCpu};
+use crate::sys::percpu::{
+    on_cpu, possible_cpus, this_cpu_add, this_cpu_add_pair, this_cpu_sub_pair, PerCpu,
+};
 
 /// Call-site ids are 16 bits: a page's back-reference is two bytes.
 pub(crate) const MAX_IDS: usize = 1 << 16;
@@ -81,42 +83,59 @@ impl Counters {
         Ok(())
     }
 
+    /// Per-CPU memory of the counters allocated so far, a CPU's share.
+    pub(crate) fn bytes_per_cpu(&self) -> usize {
+        let blocks = self
+            .blocks
+            .iter()
+            .filter(|b| !b.load(Ordering::Relaxed).is_null())
+            .count();
+        blocks * core::mem::size_of::<Block>()
+    }
+
     /// The per-CPU address of `id`'s counters, if it has a block.
     #[inline(always)]
-    fn counter(&self, id: usize) -> Option<*mut u64> {
-        let block = self.blocks.get(id / BLOCK_IDS)?.load(Ordering::Relaxed);
+    fn counter(&self, id: u16) -> Option<*mut Counter> {
+        let id = usize::from(id);
+        // `id / BLOCK_IDS < MAX_BLOCKS` for every `u16`: no bounds check.
+        let block = self.blocks[id / BLOCK_IDS].load(Ordering::Relaxed);
         if block.is_null() {
             return None;
         }
         // A per-CPU address is an offset, not a pointer into memory we may
         // dereference: compute it without claiming it is in bounds.
-        Some(
-            block
-                .cast::<Counter>()
-                .wrapping_add(id % BLOCK_IDS)
-                .cast::<u64>(),
-        )
+        Some(block.cast::<Counter>().wrapping_add(id % BLOCK_IDS))
+    }
+
+    /// One more allocation of `bytes` for `id`, on the local CPU.
+    #[inline(always)]
+    pub(crate) fn add_call(&self, id: u16, bytes: u64) {
+        if let Some(c) = self.counter(id) {
+            // SAFETY: `c` is a per-CPU pointer into a live block (blocks are
+            // only freed with `self`); a `#[repr(C)]` `Counter` is two `u64`s.
+            unsafe { this_cpu_add_pair(c.cast(), bytes) }
+        }
+    }
+
+    /// One allocation of `bytes` less for `id`, on the local CPU.
+    #[inline(always)]
+    pub(crate) fn sub_call(&self, id: u16, bytes: u64) {
+        if let Some(c) = self.counter(id) {
+            // SAFETY: As in `add_call`.
+            unsafe { this_cpu_sub_pair(c.cast(), bytes) }
+        }
     }
 
     /// Adds `bytes` and `calls` to `id` on the local CPU (both wrap, so
     /// subtracting is adding the two's complement).
-    #[inline(always)]
-    pub(crate) fn add(&self, id: usize, bytes: u64, calls: u64) {
+    pub(crate) fn add(&self, id: u16, bytes: u64, calls: u64) {
         if let Some(c) = self.counter(id) {
-            // SAFETY: `c` is a per-CPU pointer into a live block (blocks are
-            // only freed with `self`); `bytes` and `calls` are the two
-            // `u64`s of a `#[repr(C)]` `Counter`.
+            // SAFETY: As in `add_call`.
             unsafe {
-                this_cpu_add(c, bytes);
-                this_cpu_add(c.wrapping_add(1), calls);
+                this_cpu_add(ptr::addr_of_mut!((*c).bytes), bytes);
+                this_cpu_add(ptr::addr_of_mut!((*c).calls), calls);
             }
         }
-    }
-
-    /// Takes `bytes` and `calls` away from `id` on the local CPU.
-    #[inline(always)]
-    pub(crate) fn sub(&self, id: usize, bytes: u64, calls: u64) {
-        self.add(id, bytes.wrapping_neg(), calls.wrapping_neg())
     }
 
     /// `id`'s totals over all CPUs.

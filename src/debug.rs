@@ -33,7 +33,9 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{error::Result, prelude::*};
 
-use crate::sys::{param::ParamValue, printk, stack::Trace};
+use crate::sys::backend::{ObjSlot, Tag};
+use crate::sys::{mm::Pfn, param::ParamValue, printk, stack::Trace};
+use crate::{slab, tag_id, Hot};
 
 /// The `debug=` value given at load.
 static DEBUG: AtomicBool = AtomicBool::new(false);
@@ -168,5 +170,52 @@ pub(crate) fn report(r: Report) {
     }
     for &a in chain {
         printk::warn_symbol(a);
+    }
+}
+
+/// `page_alloc` in debug mode: reports an allocation without a tag or
+/// over a live reference, then counts as usual.
+#[cold]
+#[inline(never)]
+pub(crate) fn page_alloc(hot: &Hot, pfn: Pfn, order: u32, tag: Option<Tag>) {
+    if tag.is_none() {
+        report(Report::UntaggedPages { order });
+    }
+    match hot.pages.id_of(pfn) {
+        0 => {}
+        id => report(Report::PagesOverLive { id }),
+    }
+    if let Some(id) = tag_id(tag) {
+        hot.pages.alloc(&hot.counters, pfn, order, id);
+    }
+}
+
+/// `obj_alloc` in debug mode: reports an object allocated without a tag or
+/// over a live reference of this load, then counts as usual.
+#[cold]
+#[inline(never)]
+pub(crate) fn obj_alloc(hot: &Hot, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize) {
+    let generation = hot.generation.load(Ordering::Relaxed);
+    if tag.is_none() {
+        report(Report::UntaggedObject { size });
+    }
+    if let Some(id) = slab::decode(generation, slot.get()) {
+        report(Report::ObjectOverLive { id });
+    }
+    match tag_id(tag) {
+        Some(id) => slab::alloc(&hot.counters, generation, slot, id, size),
+        None => slab::alloc_untracked(slot),
+    }
+}
+
+/// `obj_free` in debug mode: counts as usual, then reports a slot value no
+/// registration of allocprof wrote.
+#[cold]
+#[inline(never)]
+pub(crate) fn obj_free(hot: &Hot, slot: ObjSlot<'_>, size: usize) {
+    let generation = hot.generation.load(Ordering::Relaxed);
+    let old = slab::free(&hot.counters, generation, slot, size);
+    if !slab::plausible(generation, old) {
+        report(Report::ForeignSlot { value: old });
     }
 }

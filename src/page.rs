@@ -16,10 +16,17 @@ use core::{
 use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*};
 
 use crate::counters::Counters;
-use crate::sys::mm::{Page, PAGE_SIZE};
+use crate::sys::mm::{Pfn, PAGE_SIZE};
 
 /// Back-reference storage per page, in bytes (for the closing figures).
 pub(crate) const BYTES_PER_PAGE: usize = core::mem::size_of::<u16>();
+
+/// Bytes in `2^order` pages (the page allocator's orders are far below 64;
+/// no overflow check on the hot path).
+#[inline(always)]
+fn pages_bytes(order: u32) -> u64 {
+    PAGE_SIZE.wrapping_shl(order)
+}
 
 /// The PFN-indexed array of call-site ids.
 pub(crate) struct PageRefs {
@@ -62,43 +69,43 @@ impl PageRefs {
 
     /// The id slot of page frame `pfn`, if the array covers it.
     #[inline(always)]
-    fn slot(&self, pfn: usize) -> Option<&AtomicU16> {
-        if pfn >= self.len {
+    fn slot(&self, pfn: Pfn) -> Option<&AtomicU16> {
+        let i = pfn.index();
+        if i >= self.len {
             return None;
         }
-        // SAFETY: `pfn < len`, so the element is inside the array, which
+        // SAFETY: `i < len`, so the element is inside the array, which
         // lives as long as `self`; every access to it is atomic, and
         // `AtomicU16` has the layout of `u16`.
-        Some(unsafe { AtomicU16::from_ptr(self.refs.as_ptr().add(pfn)) })
+        Some(unsafe { AtomicU16::from_ptr(self.refs.as_ptr().add(i)) })
     }
 
-    /// `2^order` pages at `page` were allocated for call site `id`.
-    #[inline]
-    pub(crate) fn alloc(&self, counters: &Counters, page: Page, order: u32, id: u16) {
-        let Some(slot) = self.slot(page.pfn()) else {
+    /// `2^order` pages at `pfn` were allocated for call site `id`.
+    #[inline(always)]
+    pub(crate) fn alloc(&self, counters: &Counters, pfn: Pfn, order: u32, id: u16) {
+        let Some(slot) = self.slot(pfn) else {
             self.untracked.fetch_add(1, Ordering::Relaxed);
             return;
         };
         slot.store(id, Ordering::Relaxed);
-        counters.add(id.into(), PAGE_SIZE << order, 1);
+        counters.add_call(id, pages_bytes(order));
     }
 
-    /// `2^order` pages at `page` are freed.
-    #[inline]
-    pub(crate) fn free(&self, counters: &Counters, page: Page, order: u32) {
-        if let Some(slot) = self.slot(page.pfn()) {
+    /// `2^order` pages at `pfn` are freed.
+    #[inline(always)]
+    pub(crate) fn free(&self, counters: &Counters, pfn: Pfn, order: u32) {
+        if let Some(slot) = self.slot(pfn) {
             let id = slot.load(Ordering::Relaxed);
             if id != 0 {
                 slot.store(0, Ordering::Relaxed);
-                counters.sub(id.into(), PAGE_SIZE << order, 1);
+                counters.sub_call(id, pages_bytes(order));
             }
         }
     }
 
-    /// The allocation at `page` becomes pieces of `2^new_order` pages, each
+    /// The allocation at `pfn` becomes pieces of `2^new_order` pages, each
     /// freed on its own: every piece gets the id and counts as a call.
-    pub(crate) fn split(&self, counters: &Counters, page: Page, old_order: u32, new_order: u32) {
-        let pfn = page.pfn();
+    pub(crate) fn split(&self, counters: &Counters, pfn: Pfn, old_order: u32, new_order: u32) {
         let Some(id) = self.slot(pfn).map(|s| s.load(Ordering::Relaxed)) else {
             return;
         };
@@ -107,37 +114,56 @@ impl PageRefs {
         }
         let pieces = 1usize << (old_order - new_order);
         for i in 1..pieces {
-            if let Some(slot) = self.slot(pfn + (i << new_order)) {
+            if let Some(slot) = self.slot(pfn.add(i << new_order)) {
                 slot.store(id, Ordering::Relaxed);
             }
         }
-        counters.add(id.into(), 0, pieces as u64 - 1);
+        counters.add(id, 0, pieces as u64 - 1);
     }
 
     /// Migration: `dst` takes over `src`'s id; `dst`'s own allocation (by
     /// the migration code) is uncounted, and `src`'s free will count nothing.
-    pub(crate) fn copy(&self, counters: &Counters, dst: Page, src: Page, order: u32) {
-        let Some(src_slot) = self.slot(src.pfn()) else {
+    pub(crate) fn copy(&self, counters: &Counters, dst: Pfn, src: Pfn, order: u32) {
+        let Some(src_slot) = self.slot(src) else {
             return;
         };
         let id = src_slot.load(Ordering::Relaxed);
         if id == 0 {
             return;
         }
-        let Some(dst_slot) = self.slot(dst.pfn()) else {
+        let Some(dst_slot) = self.slot(dst) else {
             return;
         };
         let old = dst_slot.load(Ordering::Relaxed);
         if old != 0 {
-            counters.sub(old.into(), PAGE_SIZE << order, 1);
+            counters.sub_call(old, pages_bytes(order));
         }
         dst_slot.store(id, Ordering::Relaxed);
         src_slot.store(0, Ordering::Relaxed);
     }
 
-    /// The id of the allocation at `page` (0: none).
-    pub(crate) fn id_of(&self, page: Page) -> u16 {
-        self.slot(page.pfn())
-            .map_or(0, |s| s.load(Ordering::Relaxed))
+    /// The id of the allocation at `pfn` (0: none).
+    pub(crate) fn id_of(&self, pfn: Pfn) -> u16 {
+        self.slot(pfn).map_or(0, |s| s.load(Ordering::Relaxed))
+    }
+
+    /// The reference a partial free reads before it drops its page
+    /// (`page_ref`): the id with the registration's `generation`, as
+    /// object slots carry it, since `page_ref_sub` may come after a
+    /// re-registration.  0: nothing to subtract.
+    pub(crate) fn reference(&self, generation: u32, pfn: Pfn) -> u64 {
+        match self.id_of(pfn) {
+            0 => 0,
+            id => (u64::from(generation) << 32) | u64::from(id),
+        }
+    }
+
+    /// A partial free took `nr` pages off the allocation that `reference`
+    /// (from [`PageRefs::reference`]) names, if this registration made it.
+    pub(crate) fn reference_sub(counters: &Counters, generation: u32, reference: u64, nr: u32) {
+        let id = (reference & 0xffff) as u16;
+        if (reference >> 32) as u32 == generation && generation != 0 && id != 0 {
+            counters.add(id, (u64::from(nr) * PAGE_SIZE).wrapping_neg(), 0);
+        }
     }
 }

@@ -7,14 +7,15 @@
 //! A slot holds `generation << 32 | id`.  Slots outlive the module (the
 //! kernel frees objects while no back end is registered, and keeps the
 //! vectors), so the generation of the registration that wrote a slot tells
-//! our own values from those an earlier load left behind.
+//! our own values from those an earlier load left behind.  (Pages keep
+//! their ids in the PFN array of `page.rs`.)
 
 use crate::counters::Counters;
 use crate::sys::backend::ObjSlot;
 
 /// The slot value for call site `id` in registration `generation`.
 #[inline(always)]
-pub(crate) fn encode(generation: u32, id: u16) -> u64 {
+fn encode(generation: u32, id: u16) -> u64 {
     (u64::from(generation) << 32) | u64::from(id)
 }
 
@@ -26,10 +27,10 @@ pub(crate) fn decode(generation: u32, v: u64) -> Option<u16> {
 }
 
 /// An object of `size` bytes was allocated for call site `id`.
-#[inline]
+#[inline(always)]
 pub(crate) fn alloc(counters: &Counters, generation: u32, slot: ObjSlot<'_>, id: u16, size: usize) {
     slot.set(encode(generation, id));
-    counters.add(id.into(), size as u64, 1);
+    counters.add_call(id, size as u64);
 }
 
 /// An object is allocated with no call site we know: its slot is cleared.
@@ -39,12 +40,12 @@ pub(crate) fn alloc_untracked(slot: ObjSlot<'_>) {
 }
 
 /// An object of `size` bytes is freed; returns the slot's value.
-#[inline]
+#[inline(always)]
 pub(crate) fn free(counters: &Counters, generation: u32, slot: ObjSlot<'_>, size: usize) -> u64 {
     let v = slot.get();
     slot.set(0);
     if let Some(id) = decode(generation, v) {
-        counters.sub(id.into(), size as u64, 1);
+        counters.sub_call(id, size as u64);
     }
     v
 }

@@ -16,7 +16,7 @@ use kernel::{
     str::CStr,
 };
 
-use super::mm::Page;
+use super::mm::Pfn;
 
 /// One call site's `struct alloc_tag` in an `alloc_tags` section.
 ///
@@ -150,16 +150,18 @@ pub(crate) trait Backend {
     fn section_add(section: TagSection) -> Result;
     /// A module's section goes away; its memory is freed after this returns.
     fn section_del(section: TagSection);
-    /// `2^order` pages were allocated at the call site `tag`.
-    fn page_alloc(page: Page, order: u32, tag: Option<Tag>);
-    /// `2^order` pages are freed.
-    fn page_free(page: Page, order: u32);
-    /// An allocation of `2^old_order` pages becomes pieces of `2^new_order`.
-    fn page_split(page: Page, old_order: u32, new_order: u32);
+    /// `2^order` pages at `pfn` were allocated at the call site `tag`.
+    fn page_alloc(pfn: Pfn, order: u32, tag: Option<Tag>);
+    /// `2^order` pages at `pfn` are freed.
+    fn page_free(pfn: Pfn, order: u32);
+    /// The allocation of `2^old_order` pages at `pfn` becomes pieces of
+    /// `2^new_order`.
+    fn page_split(pfn: Pfn, old_order: u32, new_order: u32);
     /// Migration: `dst` (`2^order` pages) takes over `src`'s reference.
-    fn page_copy(dst: Page, src: Page, order: u32);
-    /// The reference of `page`, read before a partial free (0: none).
-    fn page_ref(page: Page) -> u64;
+    fn page_copy(dst: Pfn, src: Pfn, order: u32);
+    /// The reference of the pages at `pfn`, read before a partial free (0:
+    /// none).
+    fn page_ref(pfn: Pfn) -> u64;
     /// A partial free removed `nr` pages of the allocation `page_ref` named.
     fn page_ref_sub(reference: u64, nr: u32);
     /// A slab or percpu object of `size` bytes was allocated at `tag`.
@@ -210,56 +212,31 @@ unsafe fn tag_from_raw(tag: *mut bindings::alloc_tag) -> Option<Tag> {
 
 /// # Safety
 ///
-/// Called by the kernel with a valid page and a tag of a live section.
+/// Called by the kernel with a tag of a live section.
 unsafe extern "C" fn page_alloc<B: Backend>(
-    page: *mut bindings::page,
+    pfn: c_ulong,
     order: c_uint,
     tag: *mut bindings::alloc_tag,
 ) {
     // SAFETY: By the function's safety requirements.
-    let (page, tag) = unsafe { (Page::from_raw(page), tag_from_raw(tag)) };
-    B::page_alloc(page, order, tag)
+    let tag = unsafe { tag_from_raw(tag) };
+    B::page_alloc(Pfn::new(pfn), order, tag)
 }
 
-/// # Safety
-///
-/// Called by the kernel with a valid page.
-unsafe extern "C" fn page_free<B: Backend>(page: *mut bindings::page, order: c_uint) {
-    // SAFETY: By the function's safety requirements.
-    B::page_free(unsafe { Page::from_raw(page) }, order)
+extern "C" fn page_free<B: Backend>(pfn: c_ulong, order: c_uint) {
+    B::page_free(Pfn::new(pfn), order)
 }
 
-/// # Safety
-///
-/// Called by the kernel with a valid page.
-unsafe extern "C" fn page_split<B: Backend>(
-    page: *mut bindings::page,
-    old_order: c_uint,
-    new_order: c_uint,
-) {
-    // SAFETY: By the function's safety requirements.
-    B::page_split(unsafe { Page::from_raw(page) }, old_order, new_order)
+extern "C" fn page_split<B: Backend>(pfn: c_ulong, old_order: c_uint, new_order: c_uint) {
+    B::page_split(Pfn::new(pfn), old_order, new_order)
 }
 
-/// # Safety
-///
-/// Called by the kernel with valid pages.
-unsafe extern "C" fn page_copy<B: Backend>(
-    dst: *mut bindings::page,
-    src: *mut bindings::page,
-    order: c_uint,
-) {
-    // SAFETY: By the function's safety requirements.
-    let (dst, src) = unsafe { (Page::from_raw(dst), Page::from_raw(src)) };
-    B::page_copy(dst, src, order)
+extern "C" fn page_copy<B: Backend>(dst: c_ulong, src: c_ulong, order: c_uint) {
+    B::page_copy(Pfn::new(dst), Pfn::new(src), order)
 }
 
-/// # Safety
-///
-/// Called by the kernel with a valid page.
-unsafe extern "C" fn page_ref<B: Backend>(page: *mut bindings::page) -> c_ulong {
-    // SAFETY: By the function's safety requirements.
-    B::page_ref(unsafe { Page::from_raw(page) }) as c_ulong
+extern "C" fn page_ref<B: Backend>(pfn: c_ulong) -> c_ulong {
+    B::page_ref(Pfn::new(pfn)) as c_ulong
 }
 
 extern "C" fn page_ref_sub<B: Backend>(reference: c_ulong, nr: c_uint) {

@@ -1,31 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Pages and page frame numbers.
+//! Page frame numbers.
 
 use kernel::bindings;
 
 /// Size of a page in bytes.
 pub(crate) const PAGE_SIZE: u64 = kernel::page::PAGE_SIZE as u64;
 
-/// A `struct page` handed to a hook by the page allocator.
-#[derive(Clone, Copy)]
-pub(crate) struct Page(*mut bindings::page);
+/// A page frame number, as the page allocator hands it to the page hooks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Pfn(usize);
 
-impl Page {
-    /// Wraps a page pointer from the kernel.
-    ///
-    /// # Safety
-    ///
-    /// `page` must point to a valid `struct page` of the memory map.
-    pub(crate) unsafe fn from_raw(page: *mut bindings::page) -> Self {
-        Self(page)
+impl Pfn {
+    /// The frame numbered `pfn`.
+    #[inline(always)]
+    pub(crate) fn new(pfn: usize) -> Self {
+        Self(pfn)
     }
 
-    /// The page frame number.
-    #[inline]
-    pub(crate) fn pfn(self) -> usize {
-        // SAFETY: By the type invariant `self.0` is a page of the memory map.
-        unsafe { bindings::page_to_pfn(self.0) as usize }
+    /// The number, as an index into a PFN-indexed array.
+    #[inline(always)]
+    pub(crate) fn index(self) -> usize {
+        self.0
+    }
+
+    /// The frame `n` frames further on.
+    #[inline(always)]
+    pub(crate) fn add(self, n: usize) -> Self {
+        Self(self.0 + n)
     }
 }
 

@@ -82,7 +82,7 @@ pub(crate) unsafe fn on_cpu<'a, T>(p: *mut T, cpu: u32) -> &'a T {
 /// # Safety
 ///
 /// `p` must be a per-CPU pointer to a `u64` inside a live [`PerCpu`]
-/// allocation (from [`PerCpu::as_percpu_ptr`]).
+/// allocation (from [`PerCpu::into_raw`]).
 #[inline(always)]
 pub(crate) unsafe fn this_cpu_add(p: *mut u64, v: u64) {
     #[cfg(target_arch = "x86_64")]
@@ -102,6 +102,62 @@ pub(crate) unsafe fn this_cpu_add(p: *mut u64, v: u64) {
     unsafe {
         bindings::this_cpu_add_u64(p, v)
     };
+}
+
+/// Adds `v` to the first and 1 to the second of the local CPU's copy of the
+/// `u64` pair at per-CPU address `p`: two instructions on x86-64, each safe
+/// against interrupts (the pair is not updated as one).
+///
+/// # Safety
+///
+/// `p` must be a per-CPU pointer to a `[u64; 2]` inside a live [`PerCpu`]
+/// allocation (from [`PerCpu::into_raw`]).
+#[inline(always)]
+pub(crate) unsafe fn this_cpu_add_pair(p: *mut [u64; 2], v: u64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: As in `this_cpu_add`, on the two `u64`s at `p` and `p + 8`.
+    unsafe {
+        core::arch::asm!(
+            "add qword ptr gs:[{p}], {v}",
+            "add qword ptr gs:[{p} + 8], 1",
+            p = in(reg) p,
+            v = in(reg) v,
+            options(nostack)
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: By the function's safety requirements.
+    unsafe {
+        this_cpu_add(p.cast(), v);
+        this_cpu_add(p.cast::<u64>().wrapping_add(1), 1);
+    }
+}
+
+/// Subtracts `v` from the first and 1 from the second of the local CPU's
+/// copy of the `u64` pair at per-CPU address `p`.
+///
+/// # Safety
+///
+/// As for [`this_cpu_add_pair`].
+#[inline(always)]
+pub(crate) unsafe fn this_cpu_sub_pair(p: *mut [u64; 2], v: u64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: As in `this_cpu_add`, on the two `u64`s at `p` and `p + 8`.
+    unsafe {
+        core::arch::asm!(
+            "sub qword ptr gs:[{p}], {v}",
+            "sub qword ptr gs:[{p} + 8], 1",
+            p = in(reg) p,
+            v = in(reg) v,
+            options(nostack)
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: By the function's safety requirements.
+    unsafe {
+        this_cpu_add(p.cast(), v.wrapping_neg());
+        this_cpu_add(p.cast::<u64>().wrapping_add(1), 1u64.wrapping_neg());
+    }
 }
 
 /// The possible CPUs, in order.

@@ -127,31 +127,6 @@ macro_rules! new_try_mutex {
 /// that takes a mutex could deadlock on its `wait_lock`, which the
 /// interrupted task may hold with interrupts on.
 pub(crate) fn task_context() -> bool {
-    // NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET, as in_task() tests them.
-    const NOT_TASK: u32 =
-        (bindings::NMI_OFFSET * 0xf) | (bindings::HARDIRQ_OFFSET * 0xf) | bindings::SOFTIRQ_OFFSET;
-    #[cfg(target_arch = "x86_64")]
-    {
-        let count: u32;
-        // SAFETY: `preempt_count()` is this CPU's `pcpu_hot.preempt_count`, read
-        // `gs:`-relative as `raw_cpu_read_4` does; `addr_of!` only takes its
-        // per-CPU address (x86-64).
-        unsafe {
-            core::arch::asm!(
-                "mov {c:e}, dword ptr gs:[{p}]",
-                c = out(reg) count,
-                p = in(reg) core::ptr::addr_of!(
-                    bindings::pcpu_hot.__bindgen_anon_1.__bindgen_anon_1.preempt_count
-                ),
-                options(nostack, readonly, preserves_flags)
-            );
-        }
-        count & NOT_TASK == 0
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        // No way to read the preempt count here: never claim task context.
-        let _ = NOT_TASK;
-        false
-    }
+    // SAFETY: `in_task()` only reads this CPU's preemption count.
+    unsafe { bindings::in_task() }
 }
