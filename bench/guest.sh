@@ -6,8 +6,8 @@
 # load), then allocprof-on and allocprof-off alternately (vm.mem_profiling
 # switched between runs).  RUNS: module loads per configuration.
 # MODULE_PARAMS: the iteration counts for allocprof_bench.ko.  EXTRAS: 1 to
-# also take the memory figures, the /proc/allocinfo read cost and the
-# fork/exec loop.
+# also take the memory figures, the /proc/allocinfo read cost, the
+# fork/exec loop and the whole-system load (hackbench).
 # Writes /root/out/results.txt, one "key=value ..." line per figure.
 set -e
 boot=$1 runs=$2 params=$3 extras=${4:-0}
@@ -51,6 +51,9 @@ extras() {
 	[ "$extras" = 1 ] || return 0
 	insmod "$ko" runs=0
 	echo "cfg=$cfg fig=forkexec iters=50 ns=$(timed 50 /bin/true)" >>"$out"
+	# 4 groups of 4 senders and 4 receivers, 100 messages from every sender
+	# to every receiver, three times.
+	echo "cfg=$cfg fig=hackbench iters=3 groups=4 loops=100 ns=$(timed 3 /root/hackbench 4 100)" >>"$out"
 	if [ -r /proc/allocinfo ]; then
 		echo "cfg=$cfg fig=allocinfo_sites n=$(grep -c 'func:' /proc/allocinfo)" >>"$out"
 		echo "cfg=$cfg fig=allocinfo_bytes n=$(cat /proc/allocinfo | wc -c)" >>"$out"
@@ -86,7 +89,7 @@ base)
 	done
 	extras base
 	modprobe allocprof
-	dmesg | sed -n 's/.*allocprof: loaded: .*, \([0-9]*\) call sites, \([0-9]*\) KiB of page back-references (\([0-9]*\) bytes a page).*/cfg=allocprof-on fig=allocprof_load sites=\1 kib=\2 bytes_per_page=\3/p' >>"$out"
+	dmesg | sed -n 's/.*allocprof: loaded: .*, \([0-9]*\) call sites, \([0-9]*\) KiB of page back-references (\([0-9]*\) bytes a page), \([0-9]*\) bytes of counters a CPU.*/cfg=allocprof-on fig=allocprof_load sites=\1 kib=\2 bytes_per_page=\3 counter_bytes=\4/p' >>"$out"
 	k=1
 	while [ $k -le "$runs" ]; do
 		echo 1 >/proc/sys/vm/mem_profiling

@@ -203,18 +203,106 @@ def extra_tables(rows):
         print(f"| {name} | {sites:,.0f} | {size:,.0f} | {fmt(rd)} | {fmt(net[cfg])} | {vs} |")
     print()
 
-    fe = {cfg: med([float(r["ns"]) / float(r["iters"]) for r in rows
-                    if r["mode"] == "icount" and r.get("cfg") == cfg and r.get("fig") == "forkexec"])
-          for cfg, _ in CONFIGS}
-    if any(fe.values()):
-        print("### Whole system: fork + exec + exit of busybox `true` (-icount, 50 in a row)\n")
-        print("| configuration | ns per fork+exec | vs noprof |")
+    whole = [
+        ("forkexec", "Whole system: fork + exec + exit of busybox `true` (-icount, 50 in a row)",
+         "ns per fork+exec"),
+        ("hackbench", "Whole system: `bench/hackbench.c`, 4 groups of 4 senders and 4 receivers, "
+         "100 messages of 100 bytes from every sender to every receiver, half over AF_UNIX "
+         "sockets, half over pipes (-icount, 3 in a row)", "ns per run"),
+    ]
+    for fig, title, unit in whole:
+        fe = {cfg: med([float(r["ns"]) / float(r["iters"]) for r in rows
+                        if r["mode"] == "icount" and r.get("cfg") == cfg and r.get("fig") == fig])
+              for cfg, _ in CONFIGS}
+        if not any(fe.values()):
+            continue
+        print(f"### {title}\n")
+        print(f"| configuration | {unit} | vs noprof |")
         print("|---|---:|---:|")
         for cfg, name in CONFIGS:
             if fe.get(cfg):
                 vs = pct(fe[cfg], fe["noprof"]) if fe.get("noprof") and cfg != "noprof" else ""
                 print(f"| {name} | {fmt(fe[cfg])} | {vs} |")
         print()
+
+
+# The targets of issue #13, checked against the -icount medians of the run:
+# (what, loops, kind, configuration, reference, limit).  "overhead" compares
+# the configuration's median with the reference's, as a fraction; "share"
+# compares the configuration's cost above noprof with the reference's.
+TARGETS = [
+    ("patched kernel, allocprof not loaded: <= +1 % over noprof",
+     ["kmalloc", "page", "vmalloc", "percpu", "forkexec"], "overhead", "base", "noprof", 0.01),
+    ("loaded, vm.mem_profiling=0: <= +3 % over not loaded",
+     ["kmalloc", "page", "vmalloc", "percpu"], "overhead", "allocprof-off", "base", 0.03),
+    ("on: cost over noprof <= half of upstream's",
+     ["kmalloc", "page"], "share", "allocprof-on", "upstream-on", 0.5),
+    ("on: cost over noprof <= upstream's",
+     ["vmalloc", "percpu"], "share", "allocprof-on", "upstream-on", 1.0),
+    ("whole system (hackbench): overhead <= upstream's",
+     ["hackbench"], "share", "allocprof-on", "upstream-on", 1.0),
+]
+
+
+def icount_medians(rows):
+    """Median ns per iteration under -icount, by (configuration, loop or figure)."""
+    samples = {}
+    for r in rows:
+        if r["mode"] != "icount":
+            continue
+        key = r.get("loop") or (r.get("fig") if r.get("fig") in ("forkexec", "hackbench") else None)
+        if key and "ns" in r and "iters" in r:
+            samples.setdefault((r["cfg"], key), []).append(float(r["ns"]) / float(r["iters"]))
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def verdict(ok):
+    return "met" if ok else "**missed**"
+
+
+def target_table(rows):
+    m = icount_medians(rows)
+    if not m:
+        return
+    print("### Against the targets (-icount medians)\n")
+    print("| target | loop | figure | |")
+    print("|---|---|---|---|")
+    for what, loops, kind, cfg, ref, limit in TARGETS:
+        for loop in loops:
+            a, b, n = m.get((cfg, loop)), m.get((ref, loop)), m.get(("noprof", loop))
+            if a is None or b is None or n is None:
+                print(f"| {what} | {loop} | not measured | **missed** |")
+                continue
+            if kind == "overhead":
+                x = a / b - 1
+                fig = f"{x * 100:+.1f} % ({fmt(a)} against {fmt(b)})"
+                ok = x <= limit
+            else:
+                ours, theirs = a - n, b - n
+                share = ours / theirs if theirs > 0 else float("inf")
+                fig = (f"{fmt(ours)} against upstream's {fmt(theirs)} above noprof "
+                       f"({share * 100:.0f} % of upstream's)")
+                ok = ours <= limit * theirs
+            print(f"| {what} | {loop} | {fig} | {verdict(ok)} |")
+    load = [r for r in rows if r.get("fig") == "allocprof_load"]
+    if load:
+        bpp = float(load[0]["bytes_per_page"])
+        print(f"| page back-references <= 2 bytes a page | | {bpp:g} bytes a page | {verdict(bpp <= 2)} |")
+        if "counter_bytes" in load[0]:
+            per_site = float(load[0]["counter_bytes"]) / float(load[0]["sites"])
+            print(f"| counter memory a call site <= upstream's 16 bytes a CPU | | "
+                  f"{per_site:.1f} bytes a CPU ({load[0]['counter_bytes']} for {load[0]['sites']} "
+                  f"call sites) | {verdict(per_site <= 16)} |")
+    net = {}
+    for cfg in ("upstream-on", "allocprof-on"):
+        rd, cv = med(figs(rows, cfg, "allocinfo_read", "ns")), med(figs(rows, cfg, "cat_version", "ns"))
+        if rd is not None and cv is not None:
+            net[cfg] = (rd - cv) / 100
+    if len(net) == 2:
+        print(f"| reading /proc/allocinfo no dearer than upstream's | | {fmt(net['allocprof-on'])} "
+              f"against {fmt(net['upstream-on'])} ns a read | "
+              f"{verdict(net['allocprof-on'] <= net['upstream-on'])} |")
+    print()
 
 
 def main():
@@ -243,6 +331,7 @@ def main():
             lines = [x.strip() for x in fh if x.strip()]
         print(f"- guests that died and were booted again: {len(lines)} ({'; '.join(lines)})")
     print()
+    target_table(rows)
     for mode in ("icount", "tcg"):
         timing_tables(rows, mode)
     extra_tables(rows)
