@@ -96,10 +96,11 @@ initramfs: module selftests
 # Style checks, each its own target so scripts/check can count them:
 # clippy on the module (warnings are errors), rustfmt with the kernel's
 # .rustfmt.toml, checkpatch --strict on each patch, clippy and rustfmt on the
-# host crates.  checkpatch ignores, each checked by hand: UNKNOWN_COMMIT_ID
-# (the cited upstream commits are real, but there is no kernel git history
-# here). It runs in the kernel source, as a kernel developer would: inside
-# our git repository checkpatch reads the patch files as added by a commit. FILE_PATH_CHANGES (the new rust/helpers files fall under rust/ in
+# host crates.  checkpatch runs in the kernel source, as a kernel developer
+# would: inside our git repository it reads the patch files as added by a
+# commit.  Its ignores, each checked by hand: UNKNOWN_COMMIT_ID (the cited
+# upstream commits are real, but there is no kernel git history here),
+# FILE_PATH_CHANGES (the new rust/helpers files fall under rust/ in
 # MAINTAINERS) and MACRO_ARG_PRECEDENCE (ALLOC_TAG_HOOK's argument is a
 # member name, which cannot be parenthesised).
 CHECKPATCH_IGNORE := UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES,MACRO_ARG_PRECEDENCE
