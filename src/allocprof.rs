@@ -28,7 +28,7 @@ mod sys;
 mod sysctl;
 mod tags;
 
-use counters::{Counters, MAX_IDS};
+use counters::Counters;
 use debug::DebugParam;
 use page::PageRefs;
 use sys::backend::{Backend, ObjSlot, Registration, Tag, TagSection};
@@ -37,7 +37,7 @@ use sys::procfs::ProcFile;
 use sys::sync::TryMutex;
 use sys::sysctl::Sysctl;
 use sysctl::{MemProfilingParam, MemProfilingSysctl, Mode};
-use tags::Registry;
+use tags::{Registry, SiteId};
 
 module! {
     type: AllocProf,
@@ -50,26 +50,52 @@ module! {
 module_param!(mem_profiling, MemProfilingParam, 0o444);
 module_param!(debug, DebugParam, 0o444);
 
-/// What the hooks use: lives while the back end is registered.
-pub(crate) struct Hot {
-    /// The registration's generation, for object slots.
+/// The profiler of one registration of the back end: made before it
+/// registers, freed after it unregistered (by its [`Registration`]).
+#[pin_data]
+pub(crate) struct Profiler {
+    /// The registration's generation, for object slots and page references
+    /// (0 until `register` returned: nothing of this registration yet).
     pub(crate) generation: AtomicU32,
     pub(crate) counters: Counters,
     pub(crate) pages: PageRefs,
     /// Debug mode (`debug=1`): the hooks check what they see.
     pub(crate) debug: bool,
+    /// The code-tag sections: taken by section callbacks (under the kernel's
+    /// code-tag lock) and by `/proc/allocinfo` readers, tried by `show_mem`;
+    /// never by an allocation.
+    #[pin]
+    pub(crate) registry: TryMutex<Registry>,
 }
 
-/// The sections and the hot data, for readers and section changes.
-struct Data {
-    registry: Option<Registry>,
-    hot: Option<KBox<Hot>>,
+impl Profiler {
+    /// A profiler with no call sites yet and every page without a reference.
+    fn new() -> Result<Pin<KBox<Self>>> {
+        let pages = PageRefs::new(max_pfn())?;
+        let registry = Registry::new()?;
+        KBox::pin_init(
+            pin_init!(Profiler {
+                generation: AtomicU32::new(0),
+                counters: Counters::new(),
+                pages,
+                debug: debug::enabled(),
+                registry <- new_try_mutex!(registry, "allocprof_registry"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    #[inline(always)]
+    fn generation(&self) -> u32 {
+        self.generation.load(Ordering::Relaxed)
+    }
 }
 
 /// The profiling state, changed by the sysctl and at load and unload.
 struct Control {
     mode: Mode,
-    registration: Option<Registration<Hooks>>,
+    /// While profiling is on or off (not `never`): the registered profiler.
+    registration: Option<Registration<Profiler>>,
     sysctl: Option<Sysctl<MemProfilingSysctl>>,
 }
 
@@ -77,44 +103,29 @@ struct Control {
 #[pin_data]
 struct Shared {
     /// Taken before the kernel's back-end locks (registering calls back
-    /// into `data`), so never taken by a callback.
+    /// into the profiler's registry) and before the registry.
     #[pin]
     control: Mutex<Control>,
-    /// Taken by section callbacks (under the kernel's code-tag lock) and by
-    /// `/proc/allocinfo` readers; tried by `show_mem`.
-    #[pin]
-    data: TryMutex<Data>,
 }
 
-/// Set from load to unload.
+/// Set from load to unload: for the sysctl and `/proc/allocinfo`, whose
+/// callbacks get no data of their own.
 static SHARED: AtomicPtr<Shared> = AtomicPtr::new(ptr::null_mut());
-/// Set while the back end is registered: what the hooks use.
-static HOT: AtomicPtr<Hot> = AtomicPtr::new(ptr::null_mut());
 
 /// The module's shared state, from load to unload.
 fn shared() -> Option<&'static Shared> {
     let p = SHARED.load(Ordering::Acquire);
     // SAFETY: `SHARED` points into the pinned box of the loaded module; it is
-    // cleared before the box is freed, after every user (procfs, sysctl,
-    // section callbacks) is gone.
+    // cleared before the box is freed, after every user (procfs, sysctl) is
+    // gone.
     (!p.is_null()).then(|| unsafe { &*p })
 }
 
-/// The hot data, while the hooks are registered.
-#[inline(always)]
-fn hot() -> Option<&'static Hot> {
-    let p = HOT.load(Ordering::Relaxed);
-    // SAFETY: `HOT` is set before the back end registers and cleared after
-    // it unregistered (which waits for running hooks) and before the data is
-    // freed; hooks only run in between.
-    (!p.is_null()).then(|| unsafe { &*p })
-}
-
-/// A tag's call-site id, if it has a valid one.
-#[inline(always)]
-pub(crate) fn tag_id(tag: Option<Tag>) -> Option<u16> {
-    let id = tag?.id();
-    (id != 0 && id < MAX_IDS as u64).then_some(id as u16)
+/// Calls `f` with the registered profiler (under the control lock), if
+/// there is one.
+pub(crate) fn with_profiler<R>(f: impl FnOnce(&Profiler) -> R) -> Option<R> {
+    let control = shared()?.control.lock();
+    control.registration.as_ref().map(|r| f(r.backend()))
 }
 
 /// The current profiling state (for the sysctl).
@@ -129,7 +140,7 @@ pub(crate) fn set_mode(new: Mode) -> Result {
     match (control.mode, new) {
         (Mode::Never, _) => return Err(EPERM),
         (_, Mode::Never) => {
-            stop(shared, &mut control);
+            stop(&mut control);
             if let Some(s) = &control.sysctl {
                 s.set_read_only();
             }
@@ -147,165 +158,95 @@ pub(crate) fn set_mode(new: Mode) -> Result {
     Ok(())
 }
 
-/// Registers the hooks with fresh data; profiling on if `on`.
-fn start(shared: &Shared, control: &mut Control, on: bool) -> Result {
-    let new_hot = KBox::new(
-        Hot {
-            generation: AtomicU32::new(0),
-            counters: Counters::new(),
-            pages: PageRefs::new(max_pfn())?,
-            debug: debug::enabled(),
-        },
-        GFP_KERNEL,
-    )?;
-    let registry = Registry::new()?;
-    {
-        let mut data = shared.data.lock();
-        HOT.store(ptr::from_ref(&*new_hot).cast_mut(), Ordering::Release);
-        data.hot = Some(new_hot);
-        data.registry = Some(registry);
-    }
-    let registration = match Registration::<Hooks>::register() {
-        Ok(r) => r,
-        Err(e) => {
-            drop_data(shared);
-            return Err(e);
-        }
-    };
-    if let Some(hot) = hot() {
-        hot.generation
-            .store(registration.generation(), Ordering::Relaxed);
-    }
+/// Registers a new profiler; profiling on if `on`.
+fn start(control: &mut Control, on: bool) -> Result {
+    let registration = Registration::register(Profiler::new()?)?;
+    registration
+        .backend()
+        .generation
+        .store(registration.generation(), Ordering::Relaxed);
     registration.enable(on);
     control.registration = Some(registration);
     Ok(())
 }
 
-/// Unregisters the hooks (waiting for running ones) and frees the data.
-fn stop(shared: &Shared, control: &mut Control) {
-    if let Some(r) = control.registration.take() {
-        r.enable(false);
-        drop(r);
-    }
-    drop_data(shared);
-}
-
-fn drop_data(shared: &Shared) {
-    HOT.store(ptr::null_mut(), Ordering::Release);
-    let mut data = shared.data.lock();
-    data.registry = None;
-    if let Some(hot) = data.hot.take() {
-        let untracked = hot.pages.untracked();
-        if untracked != 0 {
-            pr_info!(
-                "{} page allocations beyond the back-reference array were not counted\n",
-                untracked
-            );
-        }
+/// Unregisters the profiler (waiting for running hooks) and frees it.
+fn stop(control: &mut Control) {
+    let Some(registration) = control.registration.take() else {
+        return;
+    };
+    registration.enable(false);
+    let untracked = registration.backend().pages.untracked();
+    drop(registration);
+    if untracked != 0 {
+        pr_info!(
+            "{} page allocations beyond the back-reference array were not counted\n",
+            untracked
+        );
     }
 }
 
-/// The hooks the kernel calls.
-struct Hooks;
+// The hooks the kernel calls.  The hot ones read top to bottom: the debug
+// checks are a tail call out of line (`debug.rs`), so that the counting
+// path keeps nothing live across a call; the counting is in `page.rs`
+// (pages), `slab.rs` (object slots) and `counters.rs`.
+impl Backend for Profiler {
+    fn section_add(&self, section: TagSection) -> Result {
+        self.registry.lock().add(section, &self.counters)
+    }
 
-impl Backend for Hooks {
-    fn section_add(section: TagSection) -> Result {
-        let Some(shared) = shared() else {
-            return Ok(());
-        };
-        let mut data = shared.data.lock();
-        let Data { registry, hot } = &mut *data;
-        match (registry, hot) {
-            (Some(registry), Some(hot)) => registry.add(section, &hot.counters),
-            _ => Ok(()),
+    fn section_del(&self, section: TagSection) {
+        self.registry.lock().remove(section, &self.counters)
+    }
+
+    fn page_alloc(&self, pfn: Pfn, order: u32, tag: Option<Tag>) {
+        if self.debug {
+            return debug::page_alloc(self, pfn, order, tag);
+        }
+        if let Some(id) = SiteId::of(tag) {
+            self.pages.alloc(&self.counters, pfn, order, id);
         }
     }
 
-    fn section_del(section: TagSection) {
-        let Some(shared) = shared() else {
-            return;
-        };
-        let mut data = shared.data.lock();
-        let Data { registry, hot } = &mut *data;
-        if let (Some(registry), Some(hot)) = (registry, hot) {
-            registry.remove(section, &hot.counters);
-        }
+    fn page_free(&self, pfn: Pfn, order: u32) {
+        self.pages.free(&self.counters, pfn, order);
     }
 
-    // The hot hooks: the debug checks are a tail call out of line, so
-    // that the counting path keeps nothing live across a call.
-
-    fn page_alloc(pfn: Pfn, order: u32, tag: Option<Tag>) {
-        let Some(hot) = hot() else {
-            return;
-        };
-        if hot.debug {
-            return debug::page_alloc(hot, pfn, order, tag);
-        }
-        if let Some(id) = tag_id(tag) {
-            hot.pages.alloc(&hot.counters, pfn, order, id);
-        }
+    fn page_split(&self, pfn: Pfn, old_order: u32, new_order: u32) {
+        self.pages.split(&self.counters, pfn, old_order, new_order);
     }
 
-    fn page_free(pfn: Pfn, order: u32) {
-        if let Some(hot) = hot() {
-            hot.pages.free(&hot.counters, pfn, order);
-        }
+    fn page_copy(&self, dst: Pfn, src: Pfn, order: u32) {
+        self.pages.copy(&self.counters, dst, src, order);
     }
 
-    fn page_split(pfn: Pfn, old_order: u32, new_order: u32) {
-        if let Some(hot) = hot() {
-            hot.pages.split(&hot.counters, pfn, old_order, new_order);
-        }
+    fn page_ref(&self, pfn: Pfn) -> u64 {
+        self.pages.reference(self.generation(), pfn)
     }
 
-    fn page_copy(dst: Pfn, src: Pfn, order: u32) {
-        if let Some(hot) = hot() {
-            hot.pages.copy(&hot.counters, dst, src, order);
-        }
+    fn page_ref_sub(&self, reference: u64, nr: u32) {
+        PageRefs::reference_sub(&self.counters, self.generation(), reference, nr);
     }
 
-    fn page_ref(pfn: Pfn) -> u64 {
-        hot().map_or(0, |hot| {
-            hot.pages
-                .reference(hot.generation.load(Ordering::Relaxed), pfn)
-        })
-    }
-
-    fn page_ref_sub(reference: u64, nr: u32) {
-        if let Some(hot) = hot() {
-            let generation = hot.generation.load(Ordering::Relaxed);
-            PageRefs::reference_sub(&hot.counters, generation, reference, nr);
+    fn obj_alloc(&self, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize) {
+        if self.debug {
+            return debug::obj_alloc(self, slot, tag, size);
         }
-    }
-
-    fn obj_alloc(slot: ObjSlot<'_>, tag: Option<Tag>, size: usize) {
-        let Some(hot) = hot() else {
-            return;
-        };
-        if hot.debug {
-            return debug::obj_alloc(hot, slot, tag, size);
-        }
-        let generation = hot.generation.load(Ordering::Relaxed);
-        match tag_id(tag) {
-            Some(id) => slab::alloc(&hot.counters, generation, slot, id, size),
+        match SiteId::of(tag) {
+            Some(id) => slab::alloc(&self.counters, self.generation(), slot, id, size),
             None => slab::alloc_untracked(slot),
         }
     }
 
-    fn obj_free(slot: ObjSlot<'_>, size: usize) {
-        let Some(hot) = hot() else {
-            return;
-        };
-        if hot.debug {
-            return debug::obj_free(hot, slot, size);
+    fn obj_free(&self, slot: ObjSlot<'_>, size: usize) {
+        if self.debug {
+            return debug::obj_free(self, slot, size);
         }
-        let generation = hot.generation.load(Ordering::Relaxed);
-        slab::free(&hot.counters, generation, slot, size);
+        slab::free(&self.counters, self.generation(), slot, size);
     }
 
-    fn show_mem(count: u32) {
-        showmem::show(count)
+    fn show_mem(&self, count: u32) {
+        showmem::show(self, count)
     }
 }
 
@@ -320,7 +261,6 @@ impl kernel::Module for AllocProf {
         let shared = KBox::pin_init(
             pin_init!(Shared {
                 control <- new_mutex!(Control { mode, registration: None, sysctl: None }),
-                data <- new_try_mutex!(Data { registry: None, hot: None }, "allocprof_data"),
             }),
             GFP_KERNEL,
         )?;
@@ -330,7 +270,7 @@ impl kernel::Module for AllocProf {
         {
             let mut control = this.shared.control.lock();
             if mode != Mode::Never {
-                start(&this.shared, &mut control, mode == Mode::On)?;
+                start(&mut control, mode == Mode::On)?;
             }
         }
         this.proc = Some(ProcFile::new(c_str!("allocinfo"), 0o400)?);
@@ -344,14 +284,14 @@ impl kernel::Module for AllocProf {
         let sysctl = Sysctl::register(c_str!("vm"), c_str!("mem_profiling"), sysctl_mode)?;
         this.shared.control.lock().sysctl = Some(sysctl);
 
-        let (sites, pages, counters) = {
-            let data = this.shared.data.lock();
+        let (sites, pages, counters) = with_profiler(|p| {
             (
-                data.registry.as_ref().map_or(0, |r| r.nr_sites()),
-                data.hot.as_ref().map_or(0, |h| h.pages.size()),
-                data.hot.as_ref().map_or(0, |h| h.counters.bytes_per_cpu()),
+                p.registry.lock().nr_sites(),
+                p.pages.size(),
+                p.counters.bytes_per_cpu(),
             )
-        };
+        })
+        .unwrap_or_default();
         pr_info!(
             "loaded: mem_profiling={}, {} call sites, {} KiB of page back-references ({} bytes a page), {} bytes of counters a CPU\n",
             mode.name(),
@@ -374,7 +314,7 @@ impl Drop for AllocProf {
         let sysctl = self.shared.control.lock().sysctl.take();
         drop(sysctl);
         drop(self.proc.take());
-        stop(&self.shared, &mut self.shared.control.lock());
+        stop(&mut self.shared.control.lock());
         SHARED.store(ptr::null_mut(), Ordering::Release);
         pr_info!("unloaded\n");
     }

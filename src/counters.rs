@@ -16,12 +16,11 @@ use kernel::{error::Result, prelude::*};
 use crate::sys::percpu::{
     on_cpu, possible_cpus, this_cpu_add, this_cpu_add_pair, this_cpu_sub_pair, PerCpu,
 };
+use crate::tags::SiteId;
 
-/// Call-site ids are 16 bits: a page's back-reference is two bytes.
-pub(crate) const MAX_IDS: usize = 1 << 16;
 /// Ids per block of per-CPU counters (4 KiB a CPU).
 const BLOCK_IDS: usize = 256;
-const MAX_BLOCKS: usize = MAX_IDS / BLOCK_IDS;
+const MAX_BLOCKS: usize = SiteId::SPACE / BLOCK_IDS;
 
 /// One call site's counters on one CPU.
 #[repr(C)]
@@ -70,10 +69,11 @@ impl Counters {
     /// Makes sure ids `first..first + len` have counters, zeroed.
     ///
     /// Called with the registry locked, so never concurrently with itself.
-    pub(crate) fn ensure(&self, first: usize, len: usize) -> Result {
+    pub(crate) fn ensure(&self, first: SiteId, len: usize) -> Result {
         if len == 0 {
             return Ok(());
         }
+        let first = first.index();
         for b in first / BLOCK_IDS..=(first + len - 1) / BLOCK_IDS {
             if self.blocks[b].load(Ordering::Relaxed).is_null() {
                 let block = PerCpu::<Block>::new()?;
@@ -95,9 +95,9 @@ impl Counters {
 
     /// The per-CPU address of `id`'s counters, if it has a block.
     #[inline(always)]
-    fn counter(&self, id: u16) -> Option<*mut Counter> {
-        let id = usize::from(id);
-        // `id / BLOCK_IDS < MAX_BLOCKS` for every `u16`: no bounds check.
+    fn counter(&self, id: SiteId) -> Option<*mut Counter> {
+        let id = id.index();
+        // `id / BLOCK_IDS < MAX_BLOCKS` for every id: no bounds check.
         let block = self.blocks[id / BLOCK_IDS].load(Ordering::Relaxed);
         if block.is_null() {
             return None;
@@ -109,7 +109,7 @@ impl Counters {
 
     /// One more allocation of `bytes` for `id`, on the local CPU.
     #[inline(always)]
-    pub(crate) fn add_call(&self, id: u16, bytes: u64) {
+    pub(crate) fn add_call(&self, id: SiteId, bytes: u64) {
         if let Some(c) = self.counter(id) {
             // SAFETY: `c` is a per-CPU pointer into a live block (blocks are
             // only freed with `self`); a `#[repr(C)]` `Counter` is two `u64`s.
@@ -119,7 +119,7 @@ impl Counters {
 
     /// One allocation of `bytes` less for `id`, on the local CPU.
     #[inline(always)]
-    pub(crate) fn sub_call(&self, id: u16, bytes: u64) {
+    pub(crate) fn sub_call(&self, id: SiteId, bytes: u64) {
         if let Some(c) = self.counter(id) {
             // SAFETY: As in `add_call`.
             unsafe { this_cpu_sub_pair(c.cast(), bytes) }
@@ -128,7 +128,7 @@ impl Counters {
 
     /// Adds `bytes` and `calls` to `id` on the local CPU (both wrap, so
     /// subtracting is adding the two's complement).
-    pub(crate) fn add(&self, id: u16, bytes: u64, calls: u64) {
+    pub(crate) fn add(&self, id: SiteId, bytes: u64, calls: u64) {
         if let Some(c) = self.counter(id) {
             // SAFETY: As in `add_call`.
             unsafe {
@@ -139,14 +139,8 @@ impl Counters {
     }
 
     /// `id`'s totals over all CPUs.
-    pub(crate) fn read(&self, id: usize) -> Totals {
-        let Some(block) = self
-            .blocks
-            .get(id / BLOCK_IDS)
-            .map(|b| b.load(Ordering::Acquire))
-        else {
-            return Totals::default();
-        };
+    pub(crate) fn read(&self, id: SiteId) -> Totals {
+        let block = self.blocks[id.index() / BLOCK_IDS].load(Ordering::Acquire);
         if block.is_null() {
             return Totals::default();
         }
@@ -154,7 +148,7 @@ impl Counters {
         for cpu in possible_cpus() {
             // SAFETY: `block` came from `PerCpu::into_raw` and is freed only
             // with `self`; `cpu` is a possible CPU.
-            let c = &unsafe { on_cpu(block, cpu) }[id % BLOCK_IDS];
+            let c = &unsafe { on_cpu(block, cpu) }[id.index() % BLOCK_IDS];
             // SAFETY: Other CPUs update their copies concurrently; a volatile
             // aligned 64-bit load sees one value or the other, never a mix.
             let (b, n) = unsafe { (ptr::read_volatile(&c.bytes), ptr::read_volatile(&c.calls)) };

@@ -35,7 +35,8 @@ use kernel::{error::Result, prelude::*};
 
 use crate::sys::backend::{ObjSlot, Tag};
 use crate::sys::{mm::Pfn, param::ParamValue, printk, stack::Trace};
-use crate::{slab, tag_id, Hot};
+use crate::tags::SiteId;
+use crate::{slab, Profiler};
 
 /// The `debug=` value given at load.
 static DEBUG: AtomicBool = AtomicBool::new(false);
@@ -77,9 +78,9 @@ pub(crate) enum Report {
     /// A slab or percpu object of `size` bytes allocated without a tag.
     UntaggedObject { size: usize },
     /// Pages allocated where call site `id`'s reference was still live.
-    PagesOverLive { id: u16 },
+    PagesOverLive { id: SiteId },
     /// An object allocated where call site `id`'s reference was still live.
-    ObjectOverLive { id: u16 },
+    ObjectOverLive { id: SiteId },
     /// An object freed with a slot value allocprof never writes.
     ForeignSlot { value: u64 },
 }
@@ -177,16 +178,15 @@ pub(crate) fn report(r: Report) {
 /// over a live reference, then counts as usual.
 #[cold]
 #[inline(never)]
-pub(crate) fn page_alloc(hot: &Hot, pfn: Pfn, order: u32, tag: Option<Tag>) {
+pub(crate) fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag>) {
     if tag.is_none() {
         report(Report::UntaggedPages { order });
     }
-    match hot.pages.id_of(pfn) {
-        0 => {}
-        id => report(Report::PagesOverLive { id }),
+    if let Some(id) = p.pages.id_of(pfn) {
+        report(Report::PagesOverLive { id });
     }
-    if let Some(id) = tag_id(tag) {
-        hot.pages.alloc(&hot.counters, pfn, order, id);
+    if let Some(id) = SiteId::of(tag) {
+        p.pages.alloc(&p.counters, pfn, order, id);
     }
 }
 
@@ -194,16 +194,16 @@ pub(crate) fn page_alloc(hot: &Hot, pfn: Pfn, order: u32, tag: Option<Tag>) {
 /// over a live reference of this load, then counts as usual.
 #[cold]
 #[inline(never)]
-pub(crate) fn obj_alloc(hot: &Hot, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize) {
-    let generation = hot.generation.load(Ordering::Relaxed);
+pub(crate) fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize) {
+    let generation = p.generation.load(Ordering::Relaxed);
     if tag.is_none() {
         report(Report::UntaggedObject { size });
     }
     if let Some(id) = slab::decode(generation, slot.get()) {
         report(Report::ObjectOverLive { id });
     }
-    match tag_id(tag) {
-        Some(id) => slab::alloc(&hot.counters, generation, slot, id, size),
+    match SiteId::of(tag) {
+        Some(id) => slab::alloc(&p.counters, generation, slot, id, size),
         None => slab::alloc_untracked(slot),
     }
 }
@@ -212,9 +212,9 @@ pub(crate) fn obj_alloc(hot: &Hot, slot: ObjSlot<'_>, tag: Option<Tag>, size: us
 /// registration of allocprof wrote.
 #[cold]
 #[inline(never)]
-pub(crate) fn obj_free(hot: &Hot, slot: ObjSlot<'_>, size: usize) {
-    let generation = hot.generation.load(Ordering::Relaxed);
-    let old = slab::free(&hot.counters, generation, slot, size);
+pub(crate) fn obj_free(p: &Profiler, slot: ObjSlot<'_>, size: usize) {
+    let generation = p.generation.load(Ordering::Relaxed);
+    let old = slab::free(&p.counters, generation, slot, size);
     if !slab::plausible(generation, old) {
         report(Report::ForeignSlot { value: old });
     }

@@ -17,6 +17,7 @@ use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*};
 
 use crate::counters::Counters;
 use crate::sys::mm::{Pfn, PAGE_SIZE};
+use crate::tags::SiteId;
 
 /// Back-reference storage per page, in bytes (for the closing figures).
 pub(crate) const BYTES_PER_PAGE: usize = core::mem::size_of::<u16>();
@@ -82,12 +83,12 @@ impl PageRefs {
 
     /// `2^order` pages at `pfn` were allocated for call site `id`.
     #[inline(always)]
-    pub(crate) fn alloc(&self, counters: &Counters, pfn: Pfn, order: u32, id: u16) {
+    pub(crate) fn alloc(&self, counters: &Counters, pfn: Pfn, order: u32, id: SiteId) {
         let Some(slot) = self.slot(pfn) else {
             self.untracked.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        slot.store(id, Ordering::Relaxed);
+        slot.store(id.get(), Ordering::Relaxed);
         counters.add_call(id, pages_bytes(order));
     }
 
@@ -95,8 +96,7 @@ impl PageRefs {
     #[inline(always)]
     pub(crate) fn free(&self, counters: &Counters, pfn: Pfn, order: u32) {
         if let Some(slot) = self.slot(pfn) {
-            let id = slot.load(Ordering::Relaxed);
-            if id != 0 {
+            if let Some(id) = SiteId::new(slot.load(Ordering::Relaxed)) {
                 slot.store(0, Ordering::Relaxed);
                 counters.sub_call(id, pages_bytes(order));
             }
@@ -106,16 +106,16 @@ impl PageRefs {
     /// The allocation at `pfn` becomes pieces of `2^new_order` pages, each
     /// freed on its own: every piece gets the id and counts as a call.
     pub(crate) fn split(&self, counters: &Counters, pfn: Pfn, old_order: u32, new_order: u32) {
-        let Some(id) = self.slot(pfn).map(|s| s.load(Ordering::Relaxed)) else {
+        let Some(id) = self.id_of(pfn) else {
             return;
         };
-        if id == 0 || new_order >= old_order {
+        if new_order >= old_order {
             return;
         }
         let pieces = 1usize << (old_order - new_order);
         for i in 1..pieces {
             if let Some(slot) = self.slot(pfn.add(i << new_order)) {
-                slot.store(id, Ordering::Relaxed);
+                slot.store(id.get(), Ordering::Relaxed);
             }
         }
         counters.add(id, 0, pieces as u64 - 1);
@@ -124,27 +124,22 @@ impl PageRefs {
     /// Migration: `dst` takes over `src`'s id; `dst`'s own allocation (by
     /// the migration code) is uncounted, and `src`'s free will count nothing.
     pub(crate) fn copy(&self, counters: &Counters, dst: Pfn, src: Pfn, order: u32) {
-        let Some(src_slot) = self.slot(src) else {
+        let (Some(src_slot), Some(dst_slot)) = (self.slot(src), self.slot(dst)) else {
             return;
         };
-        let id = src_slot.load(Ordering::Relaxed);
-        if id == 0 {
-            return;
-        }
-        let Some(dst_slot) = self.slot(dst) else {
+        let Some(id) = SiteId::new(src_slot.load(Ordering::Relaxed)) else {
             return;
         };
-        let old = dst_slot.load(Ordering::Relaxed);
-        if old != 0 {
+        if let Some(old) = SiteId::new(dst_slot.load(Ordering::Relaxed)) {
             counters.sub_call(old, pages_bytes(order));
         }
-        dst_slot.store(id, Ordering::Relaxed);
+        dst_slot.store(id.get(), Ordering::Relaxed);
         src_slot.store(0, Ordering::Relaxed);
     }
 
-    /// The id of the allocation at `pfn` (0: none).
-    pub(crate) fn id_of(&self, pfn: Pfn) -> u16 {
-        self.slot(pfn).map_or(0, |s| s.load(Ordering::Relaxed))
+    /// The call site of the allocation at `pfn`, if it was counted.
+    pub(crate) fn id_of(&self, pfn: Pfn) -> Option<SiteId> {
+        SiteId::new(self.slot(pfn)?.load(Ordering::Relaxed))
     }
 
     /// The reference a partial free reads before it drops its page
@@ -152,17 +147,17 @@ impl PageRefs {
     /// object slots carry it, since `page_ref_sub` may come after a
     /// re-registration.  0: nothing to subtract.
     pub(crate) fn reference(&self, generation: u32, pfn: Pfn) -> u64 {
-        match self.id_of(pfn) {
-            0 => 0,
-            id => (u64::from(generation) << 32) | u64::from(id),
-        }
+        self.id_of(pfn)
+            .map_or(0, |id| (u64::from(generation) << 32) | u64::from(id.get()))
     }
 
     /// A partial free took `nr` pages off the allocation that `reference`
     /// (from [`PageRefs::reference`]) names, if this registration made it.
     pub(crate) fn reference_sub(counters: &Counters, generation: u32, reference: u64, nr: u32) {
-        let id = (reference & 0xffff) as u16;
-        if (reference >> 32) as u32 == generation && generation != 0 && id != 0 {
+        if (reference >> 32) as u32 != generation || generation == 0 {
+            return;
+        }
+        if let Some(id) = SiteId::new((reference & 0xffff) as u16) {
             counters.add(id, (u64::from(nr) * PAGE_SIZE).wrapping_neg(), 0);
         }
     }

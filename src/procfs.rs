@@ -11,11 +11,12 @@
 //!
 //! Positions are call-site ids (0 is the header), so a reader resumes where
 //! it was even when modules come and go between its reads.  Each line is
-//! written under the registry lock, which allocations never take, straight
-//! into the `seq_file` buffer: no allocation per line.
+//! written under the control and registry locks, which allocations never
+//! take, straight into the `seq_file` buffer: no allocation per line.
 
-use crate::shared;
 use crate::sys::procfs::{SeqFile, SeqSource};
+use crate::tags::SiteId;
+use crate::with_profiler;
 
 /// The contents of `/proc/allocinfo`.
 pub(crate) struct AllocInfo;
@@ -25,8 +26,9 @@ impl SeqSource for AllocInfo {
         if pos == 0 {
             return Some(0);
         }
-        let data = shared()?.data.lock();
-        data.registry.as_ref()?.seek(pos)
+        // Past the last id: the end.
+        let from = SiteId::new(u16::try_from(pos).ok()?)?;
+        with_profiler(|p| p.registry.lock().seek(from))?.map(|id| id.get().into())
     }
 
     fn show(out: &mut SeqFile, item: u64) {
@@ -34,12 +36,9 @@ impl SeqSource for AllocInfo {
             out.write(b"allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n");
             return;
         }
-        let Some(shared) = shared() else {
+        let Some(id) = u16::try_from(item).ok().and_then(SiteId::new) else {
             return;
         };
-        let data = shared.data.lock();
-        if let (Some(registry), Some(hot)) = (&data.registry, &data.hot) {
-            registry.show(out, item, &hot.counters);
-        }
+        with_profiler(|p| p.registry.lock().show(out, id, &p.counters));
     }
 }

@@ -16,36 +16,31 @@
 //! small array on the stack.
 
 use crate::counters::Totals;
-use crate::shared;
 use crate::sys::printk::{self, SizeText};
 use crate::sys::sync::task_context;
+use crate::tags::SiteId;
+use crate::Profiler;
 
 /// At most this many call sites are printed (the kernel asks for 10).
 const MAX_TOP: usize = 16;
 
 /// Prints the `count` call sites with the most bytes allocated.
-pub(crate) fn show(count: u32) {
+pub(crate) fn show(profiler: &Profiler, count: u32) {
     let count = (count as usize).min(MAX_TOP);
     if count == 0 || !task_context() {
         return;
     }
-    let Some(shared) = shared() else {
-        return;
-    };
-    let Some(data) = shared.data.try_lock() else {
-        return;
-    };
-    let (Some(registry), Some(hot)) = (&data.registry, &data.hot) else {
+    let Some(mut registry) = profiler.registry.try_lock() else {
         return;
     };
 
     // Sorted by bytes, biggest first; a tie goes after the sites already
     // there (upstream's alloc_tag_top_users()).  The figures printed are
     // the ones read here, so the list is in order even while they change.
-    let mut top = [(0u64, Totals::default()); MAX_TOP];
+    let mut top: [(Option<SiteId>, Totals); MAX_TOP] = [(None, Totals::default()); MAX_TOP];
     let mut nr = 0;
     registry.for_each_id(|id, gone| {
-        let totals = hot.counters.read(id as usize);
+        let totals = profiler.counters.read(id);
         // As in /proc/allocinfo: an unloaded module's call site only while
         // it has memory allocated.
         if gone && totals.is_zero() {
@@ -56,7 +51,7 @@ pub(crate) fn show(count: u32) {
         };
         nr = (nr + 1).min(count);
         top.copy_within(i..nr - 1, i + 1);
-        top[i] = (id, totals);
+        top[i] = (Some(id), totals);
     });
     if nr == 0 {
         return;
@@ -64,7 +59,10 @@ pub(crate) fn show(count: u32) {
 
     printk::notice(b"Memory allocations:");
     for (id, totals) in &top[..nr] {
-        registry.with_site(*id, |site, _| {
+        let Some(id) = *id else {
+            continue;
+        };
+        registry.with_site(id, |site, _| {
             printk::notice_site(&SizeText::new(totals.bytes as u64), totals.calls, site);
         });
     }

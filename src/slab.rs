@@ -12,23 +12,32 @@
 
 use crate::counters::Counters;
 use crate::sys::backend::ObjSlot;
+use crate::tags::SiteId;
 
 /// The slot value for call site `id` in registration `generation`.
 #[inline(always)]
-fn encode(generation: u32, id: u16) -> u64 {
-    (u64::from(generation) << 32) | u64::from(id)
+fn encode(generation: u32, id: SiteId) -> u64 {
+    (u64::from(generation) << 32) | u64::from(id.get())
 }
 
 /// The call site of slot value `v`, if registration `generation` wrote it.
 #[inline(always)]
-pub(crate) fn decode(generation: u32, v: u64) -> Option<u16> {
-    let id = (v & 0xffff) as u16;
-    ((v >> 32) as u32 == generation && generation != 0 && id != 0).then_some(id)
+pub(crate) fn decode(generation: u32, v: u64) -> Option<SiteId> {
+    if (v >> 32) as u32 != generation || generation == 0 {
+        return None;
+    }
+    SiteId::new((v & 0xffff) as u16)
 }
 
 /// An object of `size` bytes was allocated for call site `id`.
 #[inline(always)]
-pub(crate) fn alloc(counters: &Counters, generation: u32, slot: ObjSlot<'_>, id: u16, size: usize) {
+pub(crate) fn alloc(
+    counters: &Counters,
+    generation: u32,
+    slot: ObjSlot<'_>,
+    id: SiteId,
+    size: usize,
+) {
     slot.set(encode(generation, id));
     counters.add_call(id, size as u64);
 }

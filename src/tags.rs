@@ -9,7 +9,7 @@
 //! call sites are copied and their ids kept until their figures reach zero;
 //! only then is the range handed out again.
 
-use core::fmt::Write;
+use core::{fmt::Write, num::NonZeroU16};
 use kernel::{
     alloc::flags::GFP_KERNEL,
     error::Result,
@@ -17,13 +17,60 @@ use kernel::{
     rbtree::{RBTree, RBTreeNode},
 };
 
-use crate::counters::{Counters, Totals, MAX_IDS};
-use crate::sys::backend::{Site, TagSection};
+use crate::counters::{Counters, Totals};
+use crate::sys::backend::{Site, Tag, TagSection};
 use crate::sys::procfs::SeqFile;
+
+/// A call site's compact id: what its tag, the slots of its objects and the
+/// back-references of its pages hold.  16 bits, so that a page's
+/// back-reference is two bytes; 0 is "no call site" and no `SiteId`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct SiteId(NonZeroU16);
+
+impl SiteId {
+    /// The number of id values, 0 included.
+    pub(crate) const SPACE: usize = 1 << 16;
+
+    /// The id `raw`, if it is one (not 0).
+    #[inline(always)]
+    pub(crate) fn new(raw: u16) -> Option<Self> {
+        NonZeroU16::new(raw).map(Self)
+    }
+
+    /// The id a tag carries, if it has a valid one (`section_add` wrote
+    /// it; a tag of a section without ids holds 0).
+    #[inline(always)]
+    pub(crate) fn of(tag: Option<Tag>) -> Option<Self> {
+        u16::try_from(tag?.id()).ok().and_then(Self::new)
+    }
+
+    /// The id as stored in slots and back-references.
+    #[inline(always)]
+    pub(crate) fn get(self) -> u16 {
+        self.0.get()
+    }
+
+    /// The id as an index into per-id tables.
+    #[inline(always)]
+    pub(crate) fn index(self) -> usize {
+        usize::from(self.0.get())
+    }
+
+    /// The id `n` after this one, if it is below `SPACE`.
+    fn nth_after(self, n: usize) -> Option<Self> {
+        u16::try_from(self.index() + n).ok().and_then(Self::new)
+    }
+}
+
+impl core::fmt::Display for SiteId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}", self.get())
+    }
+}
 
 /// A call site of a module that is gone, with live allocations.
 struct DeadSite {
-    id: u32,
+    id: SiteId,
     line: u32,
     /// `file`, `module` and `function`, one after the other.
     names: KVec<u8>,
@@ -33,7 +80,7 @@ struct DeadSite {
 
 impl DeadSite {
     /// Copies the names of `site`; `None` if that cannot be allocated.
-    fn copy(id: u32, site: &Site<'_>) -> Option<Self> {
+    fn copy(id: SiteId, site: &Site<'_>) -> Option<Self> {
         let module = site.module.unwrap_or(b"");
         let mut names = KVec::with_capacity(
             site.file.len() + module.len() + site.function.len(),
@@ -66,7 +113,9 @@ impl DeadSite {
 
 /// One section and its id range.
 struct Section {
-    len: u32,
+    first: SiteId,
+    /// The number of ids, at least 1.
+    len: usize,
     /// The owning image (0 for vmlinux), while it is loaded.
     owner: usize,
     /// The tags, while the image is loaded.
@@ -75,21 +124,45 @@ struct Section {
     dead: KVec<DeadSite>,
 }
 
+impl Section {
+    /// Its ids, in order.
+    fn ids(&self) -> impl Iterator<Item = SiteId> + '_ {
+        (0..self.len).filter_map(|n| self.first.nth_after(n))
+    }
+
+    fn contains(&self, id: SiteId) -> bool {
+        self.first <= id && id.index() < self.first.index() + self.len
+    }
+
+    /// Its first id at or after `id`, if the call site is shown: every
+    /// call site of a loaded image, only the kept ones of a module gone.
+    fn first_shown_from(&self, id: SiteId) -> Option<SiteId> {
+        if self.tags.is_some() {
+            return Some(id.max(self.first));
+        }
+        self.dead.iter().map(|d| d.id).filter(|&d| d >= id).min()
+    }
+}
+
 /// Bits in a word of the id bitmap.
 const WORD_BITS: usize = u64::BITS as usize;
 
 /// All sections, by id.
+///
+/// # Invariants
+///
+/// The id ranges of the sections do not overlap, and each is marked used in
+/// `used`; `sections` is keyed by the last id of each range.
 pub(crate) struct Registry {
-    /// By first id.
-    sections: RBTree<u32, Section>,
-    /// One bit per id: handed out or not.  Id 0 means "no call site".
+    sections: RBTree<u16, Section>,
+    /// One bit per id: handed out or not.  Id 0 is always taken.
     used: KVec<u64>,
 }
 
 impl Registry {
-    /// A registry with every id free but id 0.
+    /// A registry with every id free.
     pub(crate) fn new() -> Result<Self> {
-        let mut used = KVec::from_elem(0u64, MAX_IDS / WORD_BITS, GFP_KERNEL)?;
+        let mut used = KVec::from_elem(0u64, SiteId::SPACE / WORD_BITS, GFP_KERNEL)?;
         used[0] = 1;
         Ok(Self {
             sections: RBTree::new(),
@@ -101,8 +174,8 @@ impl Registry {
         self.used[id / WORD_BITS] & (1 << (id % WORD_BITS)) != 0
     }
 
-    fn mark(&mut self, first: usize, len: usize, used: bool) {
-        for id in first..first + len {
+    fn mark(&mut self, first: SiteId, len: usize, used: bool) {
+        for id in first.index()..first.index() + len {
             if used {
                 self.used[id / WORD_BITS] |= 1 << (id % WORD_BITS);
             } else {
@@ -112,16 +185,16 @@ impl Registry {
     }
 
     /// Takes `len` consecutive ids (first fit).
-    fn take_ids(&mut self, len: usize) -> Option<usize> {
+    fn take_ids(&mut self, len: usize) -> Option<SiteId> {
         let mut run = 0;
-        for id in 0..MAX_IDS {
+        for id in 0..SiteId::SPACE {
             if self.is_used(id) {
                 run = 0;
                 continue;
             }
             run += 1;
             if run == len {
-                let first = id + 1 - len;
+                let first = SiteId::new(u16::try_from(id + 1 - len).ok()?)?;
                 self.mark(first, len, true);
                 return Some(first);
             }
@@ -129,10 +202,20 @@ impl Registry {
         None
     }
 
+    /// The section whose range holds `id`: the one with the lowest last id
+    /// at or above `id`, if its range starts at or below it.
+    fn section_of(&mut self, id: SiteId) -> Option<&Section> {
+        let last = *self.sections.cursor_lower_bound(&id.get())?.current().0;
+        self.sections.get(&last).filter(|s| s.contains(id))
+    }
+
     /// Gives `section` ids, counters, and writes the ids into its tags.
     pub(crate) fn add(&mut self, section: TagSection, counters: &Counters) -> Result {
         self.collect(counters);
         let len = section.len();
+        if len == 0 {
+            return Ok(());
+        }
         let Some(first) = self.take_ids(len) else {
             pr_warn!(
                 "out of call-site ids: {} call sites are not profiled\n",
@@ -144,11 +227,14 @@ impl Registry {
             }
             return Ok(());
         };
+        // `take_ids` found `len` ids from `first`, all below `SPACE`.
+        let last = (first.index() + len - 1) as u16;
         let inserted = counters.ensure(first, len).and_then(|()| {
             let node = RBTreeNode::new(
-                first as u32,
+                last,
                 Section {
-                    len: len as u32,
+                    first,
+                    len,
                     owner: section.owner(),
                     tags: None,
                     dead: KVec::new(),
@@ -164,9 +250,9 @@ impl Registry {
         }
         for i in 0..len {
             // SAFETY: The section is being added, so its tags are valid.
-            unsafe { section.tag(i) }.set_id((first + i) as u64);
+            unsafe { section.tag(i) }.set_id((first.index() + i) as u64);
         }
-        if let Some(s) = self.sections.get_mut(&(first as u32)) {
+        if let Some(s) = self.sections.get_mut(&last) {
             s.tags = Some(section);
         }
         Ok(())
@@ -176,19 +262,21 @@ impl Registry {
     /// the call sites that still have memory allocated.
     pub(crate) fn remove(&mut self, section: TagSection, counters: &Counters) {
         let owner = section.owner();
-        let Some((&first, s)) = self
+        let Some(s) = self
             .sections
-            .iter_mut()
-            .find(|(_, s)| s.owner == owner && s.tags.is_some())
+            .values_mut()
+            .find(|s| s.owner == owner && s.tags.is_some())
         else {
             return;
         };
         if let Some(tags) = s.tags.take() {
             for t in 0..tags.len() {
+                let Some(id) = s.first.nth_after(t) else {
+                    break;
+                };
                 // SAFETY: The section is still there until we return.
                 let tag = unsafe { tags.tag(t) };
-                let id = first + t as u32;
-                let totals = counters.read(id as usize);
+                let totals = counters.read(id);
                 if totals.is_zero() {
                     continue;
                 }
@@ -219,16 +307,16 @@ impl Registry {
     /// zero, and their ids with them.
     fn collect(&mut self, counters: &Counters) {
         loop {
-            let done = self.sections.iter().find(|(&first, s)| {
-                s.tags.is_none()
-                    && (first..first + s.len).all(|id| counters.read(id as usize).is_zero())
-            });
-            let Some((&first, s)) = done else {
+            let done = self
+                .sections
+                .iter()
+                .find(|(_, s)| s.tags.is_none() && s.ids().all(|id| counters.read(id).is_zero()));
+            let Some((&last, s)) = done else {
                 return;
             };
-            let len = s.len;
-            self.sections.remove(&first);
-            self.mark(first as usize, len as usize, false);
+            let (first, len) = (s.first, s.len);
+            self.sections.remove(&last);
+            self.mark(first, len, false);
         }
     }
 
@@ -237,48 +325,32 @@ impl Registry {
         self.sections
             .values()
             .filter(|s| s.tags.is_some())
-            .map(|s| s.len as usize)
+            .map(|s| s.len)
             .sum()
     }
 
-    /// The first call-site id at or after `pos`.
-    pub(crate) fn seek(&self, pos: u64) -> Option<u64> {
-        for (&first, s) in self.sections.iter() {
-            let end = u64::from(first) + u64::from(s.len);
-            if end <= pos {
-                continue;
+    /// The first call site shown at or after `id`.
+    pub(crate) fn seek(&mut self, id: SiteId) -> Option<SiteId> {
+        let mut cursor = self.sections.cursor_lower_bound(&id.get())?;
+        loop {
+            if let Some(found) = cursor.current().1.first_shown_from(id) {
+                return Some(found);
             }
-            if s.tags.is_some() {
-                return Some(pos.max(first.into()));
-            }
-            if let Some(d) = s
-                .dead
-                .iter()
-                .map(|d| u64::from(d.id))
-                .filter(|&id| id >= pos)
-                .min()
-            {
-                return Some(d);
-            }
+            cursor = cursor.move_next()?;
         }
-        None
     }
 
     /// Calls `f` with call site `id`'s names, and whether its module is
     /// gone; nothing if `id` names no call site.
-    pub(crate) fn with_site(&self, id: u64, f: impl FnOnce(&Site<'_>, bool)) {
-        let Some((&first, s)) = self
-            .sections
-            .iter()
-            .find(|(&first, s)| u64::from(first) <= id && id < u64::from(first) + u64::from(s.len))
-        else {
+    pub(crate) fn with_site(&mut self, id: SiteId, f: impl FnOnce(&Site<'_>, bool)) {
+        let Some(s) = self.section_of(id) else {
             return;
         };
         if let Some(tags) = &s.tags {
             // SAFETY: The section is registered while we hold the registry.
-            let tag = unsafe { tags.tag((id - u64::from(first)) as usize) };
+            let tag = unsafe { tags.tag(id.index() - s.first.index()) };
             f(&tag.site(), false);
-        } else if let Some(d) = s.dead.iter().find(|d| u64::from(d.id) == id) {
+        } else if let Some(d) = s.dead.iter().find(|d| d.id == id) {
             f(&d.site(), true);
         }
     }
@@ -286,20 +358,20 @@ impl Registry {
     /// Calls `f` with the id of every call site, and whether its module is
     /// gone: those of the loaded images, and the copies kept of unloaded
     /// modules' ones.
-    pub(crate) fn for_each_id(&self, mut f: impl FnMut(u64, bool)) {
-        for (&first, s) in self.sections.iter() {
+    pub(crate) fn for_each_id(&self, mut f: impl FnMut(SiteId, bool)) {
+        for s in self.sections.values() {
             if s.tags.is_some() {
-                (first..first + s.len).for_each(|id| f(id.into(), false));
+                s.ids().for_each(|id| f(id, false));
             } else {
-                s.dead.iter().for_each(|d| f(d.id.into(), true));
+                s.dead.iter().for_each(|d| f(d.id, true));
             }
         }
     }
 
     /// Writes call site `id`'s line in upstream's format (an unloaded
     /// module's only while it has memory allocated).
-    pub(crate) fn show(&self, out: &mut SeqFile, id: u64, counters: &Counters) {
-        let totals = counters.read(id as usize);
+    pub(crate) fn show(&mut self, out: &mut SeqFile, id: SiteId, counters: &Counters) {
+        let totals = counters.read(id);
         self.with_site(id, |site, gone| {
             if !gone || !totals.is_zero() {
                 write_line(out, totals, site);

@@ -6,13 +6,15 @@
 
 use core::{
     marker::PhantomData,
+    pin::Pin,
     ptr::{self, NonNull},
-    sync::atomic::{AtomicU64, Ordering},
+    sync::atomic::{AtomicPtr, AtomicU64, Ordering},
 };
 use kernel::{
+    alloc::KBox,
     bindings,
-    error::{to_result, Result},
-    ffi::{c_int, c_uint, c_ulong},
+    error::{code::EBUSY, to_result, Result},
+    ffi::{c_int, c_uint, c_ulong, c_void},
     str::CStr,
 };
 
@@ -141,35 +143,55 @@ impl ObjSlot<'_> {
     }
 }
 
-/// An allocation-profiling back end: the hooks the patched kernel calls.
+/// An allocation-profiling back end: the hooks the patched kernel calls,
+/// each with the registered back end's data.
 ///
 /// The hot hooks (all but `section_add`/`section_del`) run in any context
 /// with preemption disabled: they must not sleep, allocate or lock.
-pub(crate) trait Backend {
+pub(crate) trait Backend: Send + Sync + 'static {
     /// A code-tag section appeared: vmlinux's or a loading module's.
-    fn section_add(section: TagSection) -> Result;
+    fn section_add(&self, section: TagSection) -> Result;
     /// A module's section goes away; its memory is freed after this returns.
-    fn section_del(section: TagSection);
+    fn section_del(&self, section: TagSection);
     /// `2^order` pages at `pfn` were allocated at the call site `tag`.
-    fn page_alloc(pfn: Pfn, order: u32, tag: Option<Tag>);
+    fn page_alloc(&self, pfn: Pfn, order: u32, tag: Option<Tag>);
     /// `2^order` pages at `pfn` are freed.
-    fn page_free(pfn: Pfn, order: u32);
+    fn page_free(&self, pfn: Pfn, order: u32);
     /// The allocation of `2^old_order` pages at `pfn` becomes pieces of
     /// `2^new_order`.
-    fn page_split(pfn: Pfn, old_order: u32, new_order: u32);
+    fn page_split(&self, pfn: Pfn, old_order: u32, new_order: u32);
     /// Migration: `dst` (`2^order` pages) takes over `src`'s reference.
-    fn page_copy(dst: Pfn, src: Pfn, order: u32);
+    fn page_copy(&self, dst: Pfn, src: Pfn, order: u32);
     /// The reference of the pages at `pfn`, read before a partial free (0:
     /// none).
-    fn page_ref(pfn: Pfn) -> u64;
+    fn page_ref(&self, pfn: Pfn) -> u64;
     /// A partial free removed `nr` pages of the allocation `page_ref` named.
-    fn page_ref_sub(reference: u64, nr: u32);
+    fn page_ref_sub(&self, reference: u64, nr: u32);
     /// A slab or percpu object of `size` bytes was allocated at `tag`.
-    fn obj_alloc(slot: ObjSlot<'_>, tag: Option<Tag>, size: usize);
+    fn obj_alloc(&self, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize);
     /// A slab or percpu object of `size` bytes with a non-zero slot is freed.
-    fn obj_free(slot: ObjSlot<'_>, size: usize);
+    fn obj_free(&self, slot: ObjSlot<'_>, size: usize);
     /// Print the top `count` call sites after the kernel's memory report.
-    fn show_mem(count: u32);
+    fn show_mem(&self, count: u32);
+}
+
+/// The registered back end's data: set by [`Registration::register`] before
+/// the kernel can call a hook, cleared after unregistering returned.
+static REGISTERED: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
+
+/// The data of the registered back end `B`, for its hooks.
+///
+/// # Safety
+///
+/// Only called from a hook of `B`'s table: the kernel calls those only
+/// while `B` is registered, that is while `REGISTERED` points to the `B`
+/// that a live [`Registration<B>`] owns.
+#[inline(always)]
+unsafe fn registered<'a, B: Backend>() -> &'a B {
+    // SAFETY: By the function's safety requirements `REGISTERED` points to a
+    // live, pinned `B`, which is only dropped after unregistering, when no
+    // hook runs any more.
+    unsafe { &*REGISTERED.load(Ordering::Relaxed).cast::<B>() }
 }
 
 /// # Safety
@@ -182,7 +204,9 @@ unsafe extern "C" fn section_add<B: Backend>(
 ) -> c_int {
     // SAFETY: `start..stop` is one section, so both are in the same object.
     let len = unsafe { stop.offset_from(start) } as usize;
-    match B::section_add(TagSection { module, start, len }) {
+    // SAFETY: A hook of `B`.
+    let b = unsafe { registered::<B>() };
+    match b.section_add(TagSection { module, start, len }) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
@@ -198,7 +222,8 @@ unsafe extern "C" fn section_del<B: Backend>(
 ) {
     // SAFETY: `start..stop` is one section, so both are in the same object.
     let len = unsafe { stop.offset_from(start) } as usize;
-    B::section_del(TagSection { module, start, len })
+    // SAFETY: A hook of `B`.
+    unsafe { registered::<B>() }.section_del(TagSection { module, start, len })
 }
 
 /// A tag pointer from the kernel as a [`Tag`].
@@ -220,27 +245,48 @@ unsafe extern "C" fn page_alloc<B: Backend>(
 ) {
     // SAFETY: By the function's safety requirements.
     let tag = unsafe { tag_from_raw(tag) };
-    B::page_alloc(Pfn::new(pfn), order, tag)
+    // SAFETY: A hook of `B`.
+    unsafe { registered::<B>() }.page_alloc(Pfn::new(pfn), order, tag)
 }
 
-extern "C" fn page_free<B: Backend>(pfn: c_ulong, order: c_uint) {
-    B::page_free(Pfn::new(pfn), order)
+/// # Safety
+///
+/// Called by the kernel, as a hook of `B`.
+unsafe extern "C" fn page_free<B: Backend>(pfn: c_ulong, order: c_uint) {
+    // SAFETY: A hook of `B`.
+    unsafe { registered::<B>() }.page_free(Pfn::new(pfn), order)
 }
 
-extern "C" fn page_split<B: Backend>(pfn: c_ulong, old_order: c_uint, new_order: c_uint) {
-    B::page_split(Pfn::new(pfn), old_order, new_order)
+/// # Safety
+///
+/// Called by the kernel, as a hook of `B`.
+unsafe extern "C" fn page_split<B: Backend>(pfn: c_ulong, old_order: c_uint, new_order: c_uint) {
+    // SAFETY: A hook of `B`.
+    unsafe { registered::<B>() }.page_split(Pfn::new(pfn), old_order, new_order)
 }
 
-extern "C" fn page_copy<B: Backend>(dst: c_ulong, src: c_ulong, order: c_uint) {
-    B::page_copy(Pfn::new(dst), Pfn::new(src), order)
+/// # Safety
+///
+/// Called by the kernel, as a hook of `B`.
+unsafe extern "C" fn page_copy<B: Backend>(dst: c_ulong, src: c_ulong, order: c_uint) {
+    // SAFETY: A hook of `B`.
+    unsafe { registered::<B>() }.page_copy(Pfn::new(dst), Pfn::new(src), order)
 }
 
-extern "C" fn page_ref<B: Backend>(pfn: c_ulong) -> c_ulong {
-    B::page_ref(Pfn::new(pfn)) as c_ulong
+/// # Safety
+///
+/// Called by the kernel, as a hook of `B`.
+unsafe extern "C" fn page_ref<B: Backend>(pfn: c_ulong) -> c_ulong {
+    // SAFETY: A hook of `B`.
+    unsafe { registered::<B>() }.page_ref(Pfn::new(pfn)) as c_ulong
 }
 
-extern "C" fn page_ref_sub<B: Backend>(reference: c_ulong, nr: c_uint) {
-    B::page_ref_sub(reference as u64, nr)
+/// # Safety
+///
+/// Called by the kernel, as a hook of `B`.
+unsafe extern "C" fn page_ref_sub<B: Backend>(reference: c_ulong, nr: c_uint) {
+    // SAFETY: A hook of `B`.
+    unsafe { registered::<B>() }.page_ref_sub(reference as u64, nr)
 }
 
 /// # Safety
@@ -256,20 +302,27 @@ unsafe extern "C" fn obj_alloc<B: Backend>(
     // layout of `AtomicU64` on 64-bit machines, and lives for the call.
     let slot = ObjSlot(unsafe { AtomicU64::from_ptr(ptr::addr_of_mut!((*slot).backend).cast()) });
     // SAFETY: By the function's safety requirements.
-    B::obj_alloc(slot, unsafe { tag_from_raw(tag) }, size)
+    let tag = unsafe { tag_from_raw(tag) };
+    // SAFETY: A hook of `B`.
+    unsafe { registered::<B>() }.obj_alloc(slot, tag, size)
 }
 
 /// # Safety
 ///
-/// Called by the kernel with a valid slot.
+/// Called by the kernel with a valid slot, as a hook of `B`.
 unsafe extern "C" fn obj_free<B: Backend>(slot: *mut bindings::codetag_ref, size: usize) {
     // SAFETY: As in `obj_alloc`.
     let slot = ObjSlot(unsafe { AtomicU64::from_ptr(ptr::addr_of_mut!((*slot).backend).cast()) });
-    B::obj_free(slot, size)
+    // SAFETY: A hook of `B`.
+    unsafe { registered::<B>() }.obj_free(slot, size)
 }
 
-extern "C" fn show_mem<B: Backend>(count: c_uint) {
-    B::show_mem(count)
+/// # Safety
+///
+/// Called by the kernel, as a hook of `B`.
+unsafe extern "C" fn show_mem<B: Backend>(count: c_uint) {
+    // SAFETY: A hook of `B`.
+    unsafe { registered::<B>() }.show_mem(count)
 }
 
 /// The hook table of back end `B`.
@@ -292,39 +345,58 @@ impl<B: Backend> Table<B> {
     };
 }
 
-/// The registration of back end `B`; unregisters on drop.
+/// The registration of back end `B`, which owns the back end's data;
+/// unregisters on drop, then frees the data.
 ///
 /// # Invariants
 ///
-/// `B`'s hook table is registered with the kernel.
-pub(crate) struct Registration<B: Backend + 'static> {
+/// `B`'s hook table is registered with the kernel, and `REGISTERED` points to
+/// `backend`.
+pub(crate) struct Registration<B: Backend> {
     /// The table given to the kernel: unregistering must name the same one.
     ops: &'static bindings::alloc_tag_backend,
     generation: u32,
-    _b: PhantomData<B>,
+    backend: Pin<KBox<B>>,
 }
 
-// SAFETY: The registration is only a token for unregistering, which any
-// thread may do; the hook table it refers to is never written.
-unsafe impl<B: Backend + 'static> Send for Registration<B> {}
-// SAFETY: `enable` may be called from any thread; the kernel serialises it.
-unsafe impl<B: Backend + 'static> Sync for Registration<B> {}
+// SAFETY: The registration owns a `Send` back end and a token for
+// unregistering, which any thread may do; the hook table is never written.
+unsafe impl<B: Backend> Send for Registration<B> {}
+// SAFETY: `backend` is `Sync`; `enable` may be called from any thread, the
+// kernel serialises it.
+unsafe impl<B: Backend> Sync for Registration<B> {}
 
-impl<B: Backend + 'static> Registration<B> {
-    /// Registers `B`: `section_add` runs for vmlinux and every loaded module
-    /// before this returns, and the free-side hooks are live.  The alloc
-    /// side starts with [`Registration::enable`].
-    pub(crate) fn register() -> Result<Self> {
+impl<B: Backend> Registration<B> {
+    /// Registers `backend`: `section_add` runs for vmlinux and every loaded
+    /// module before this returns, and the free-side hooks are live.  The
+    /// alloc side starts with [`Registration::enable`].  `EBUSY` if a back
+    /// end is registered already.
+    pub(crate) fn register(backend: Pin<KBox<B>>) -> Result<Self> {
+        let data = ptr::from_ref::<B>(&*backend).cast_mut().cast::<c_void>();
+        REGISTERED
+            .compare_exchange(ptr::null_mut(), data, Ordering::AcqRel, Ordering::Relaxed)
+            .map_err(|_| EBUSY)?;
         let ops: &'static bindings::alloc_tag_backend = &Table::<B>::OPS;
         let mut generation: c_uint = 0;
         // SAFETY: `ops` is a promoted constant, so it lives for the whole
-        // program; the hooks it names are valid for any `B`.
-        to_result(unsafe { bindings::alloc_tag_backend_register(ops, &mut generation) })?;
+        // program; the hooks it names find `backend` through `REGISTERED`,
+        // set above, and `backend` lives until after unregistering.
+        let ret = to_result(unsafe { bindings::alloc_tag_backend_register(ops, &mut generation) });
+        if let Err(e) = ret {
+            REGISTERED.store(ptr::null_mut(), Ordering::Release);
+            return Err(e);
+        }
+        // INVARIANT: Registered, and `REGISTERED` points to `backend`.
         Ok(Self {
             ops,
             generation,
-            _b: PhantomData,
+            backend,
         })
+    }
+
+    /// The registered back end's data.
+    pub(crate) fn backend(&self) -> &B {
+        &self.backend
     }
 
     /// A number that differs for every registration since boot.
@@ -339,10 +411,11 @@ impl<B: Backend + 'static> Registration<B> {
     }
 }
 
-impl<B: Backend + 'static> Drop for Registration<B> {
+impl<B: Backend> Drop for Registration<B> {
     fn drop(&mut self) {
         // SAFETY: We are registered (type invariant); after this returns no
-        // hook of `B` runs any more.
-        unsafe { bindings::alloc_tag_backend_unregister(self.ops) }
+        // hook of `B` runs any more, so `backend` may go.
+        unsafe { bindings::alloc_tag_backend_unregister(self.ops) };
+        REGISTERED.store(ptr::null_mut(), Ordering::Release);
     }
 }
