@@ -57,6 +57,8 @@ pub(crate) struct Profiler {
     /// The registration's generation, for object slots and page references
     /// (0 until `register` returned: nothing of this registration yet).
     pub(crate) generation: AtomicU32,
+    /// Where each id's counters are; dropped before `registry`, which owns
+    /// the counters it points to.
     pub(crate) counters: Counters,
     pub(crate) pages: PageRefs,
     /// Debug mode (`debug=1`): the hooks check what they see.
@@ -285,10 +287,11 @@ impl kernel::Module for AllocProf {
         this.shared.control.lock().sysctl = Some(sysctl);
 
         let (sites, pages, counters) = with_profiler(|p| {
+            let registry = p.registry.lock();
             (
-                p.registry.lock().nr_sites(),
+                registry.nr_sites(),
                 p.pages.size(),
-                p.counters.bytes_per_cpu(),
+                registry.counter_bytes(),
             )
         })
         .unwrap_or_default();

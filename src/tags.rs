@@ -17,7 +17,7 @@ use kernel::{
     rbtree::{RBTree, RBTreeNode},
 };
 
-use crate::counters::{Counters, Totals};
+use crate::counters::{Counters, SectionCounters, Totals, BLOCK_IDS};
 use crate::sys::backend::{Site, Tag, TagSection};
 use crate::sys::procfs::SeqFile;
 
@@ -122,6 +122,9 @@ struct Section {
     tags: Option<TagSection>,
     /// After the module is gone: its call sites with live allocations.
     dead: KVec<DeadSite>,
+    /// The counters of its ids, attached to the profiler's table while the
+    /// section is in the registry.
+    counters: SectionCounters,
 }
 
 impl Section {
@@ -184,22 +187,15 @@ impl Registry {
         }
     }
 
-    /// Takes `len` consecutive ids (first fit).
+    /// Takes `len` consecutive ids starting on a block boundary (first fit).
     fn take_ids(&mut self, len: usize) -> Option<SiteId> {
-        let mut run = 0;
-        for id in 0..SiteId::SPACE {
-            if self.is_used(id) {
-                run = 0;
-                continue;
-            }
-            run += 1;
-            if run == len {
-                let first = SiteId::new(u16::try_from(id + 1 - len).ok()?)?;
-                self.mark(first, len, true);
-                return Some(first);
-            }
-        }
-        None
+        let start = (0..SiteId::SPACE)
+            .step_by(BLOCK_IDS)
+            .take_while(|&start| start + len <= SiteId::SPACE)
+            .find(|&start| (start..start + len).all(|id| !self.is_used(id)))?;
+        let first = SiteId::new(u16::try_from(start).ok()?)?;
+        self.mark(first, len, true);
+        Some(first)
     }
 
     /// The section whose range holds `id`: the one with the lowest last id
@@ -229,7 +225,7 @@ impl Registry {
         };
         // `take_ids` found `len` ids from `first`, all below `SPACE`.
         let last = (first.index() + len - 1) as u16;
-        let inserted = counters.ensure(first, len).and_then(|()| {
+        let inserted = SectionCounters::new(first, len).and_then(|section_counters| {
             let node = RBTreeNode::new(
                 last,
                 Section {
@@ -238,6 +234,7 @@ impl Registry {
                     owner: section.owner(),
                     tags: None,
                     dead: KVec::new(),
+                    counters: section_counters,
                 },
                 GFP_KERNEL,
             )?;
@@ -247,6 +244,11 @@ impl Registry {
         if let Err(e) = inserted {
             self.mark(first, len, false);
             return Err(e);
+        }
+        if let Some(s) = self.sections.get(&last) {
+            // SAFETY: The section's counters are detached in `collect`
+            // before the section is removed from the tree and dropped.
+            unsafe { counters.attach(&s.counters) };
         }
         for i in 0..len {
             // SAFETY: The section is being added, so its tags are valid.
@@ -315,9 +317,20 @@ impl Registry {
                 return;
             };
             let (first, len) = (s.first, s.len);
+            // Its figures are all zero and its module is gone: no hook
+            // counts for its ids any more.
+            counters.detach(&s.counters);
             self.sections.remove(&last);
             self.mark(first, len, false);
         }
+    }
+
+    /// Per-CPU memory of the counters of every section, a CPU's share.
+    pub(crate) fn counter_bytes(&self) -> usize {
+        self.sections
+            .values()
+            .map(|s| s.counters.bytes_per_cpu())
+            .sum()
     }
 
     /// The number of call sites of the loaded images.

@@ -6,56 +6,49 @@
 use core::{marker::PhantomData, mem, ptr::NonNull};
 use kernel::{bindings, error::code::ENOMEM, error::Result, init::Zeroable};
 
-/// A zeroed per-CPU instance of `T`, freed on drop.
-pub(crate) struct PerCpu<T: Zeroable> {
-    /// A per-CPU pointer (an offset into each CPU's area, not an address).
+/// A zeroed per-CPU array of `len` `T`s, freed on drop.
+pub(crate) struct PerCpuArray<T: Zeroable> {
+    /// A per-CPU pointer to the first element.
     ptr: NonNull<T>,
+    len: usize,
     _t: PhantomData<T>,
 }
 
-// SAFETY: Each CPU's copy is only changed through `this_cpu_add`, which is a
-// single per-CPU instruction; the handle itself can move between threads.
-unsafe impl<T: Zeroable> Send for PerCpu<T> {}
+// SAFETY: Each CPU's copy is only changed through per-CPU instructions
+// (`this_cpu_add`); the handle itself can move between threads.
+unsafe impl<T: Zeroable> Send for PerCpuArray<T> {}
 // SAFETY: Shared access only reads other CPUs' copies or adds to the local
 // one with an interrupt-safe per-CPU operation.
-unsafe impl<T: Zeroable> Sync for PerCpu<T> {}
+unsafe impl<T: Zeroable> Sync for PerCpuArray<T> {}
 
-impl<T: Zeroable> PerCpu<T> {
-    /// Allocates a zeroed instance for every possible CPU.
-    pub(crate) fn new() -> Result<Self> {
+impl<T: Zeroable> PerCpuArray<T> {
+    /// Allocates `len` zeroed elements for every possible CPU (`len` > 0).
+    pub(crate) fn new(len: usize) -> Result<Self> {
+        let size = mem::size_of::<T>().checked_mul(len).ok_or(ENOMEM)?;
         // SAFETY: `__alloc_percpu` may be called with any size and alignment;
         // it returns zeroed memory or NULL.
-        let ptr = unsafe { bindings::__alloc_percpu(mem::size_of::<T>(), mem::align_of::<T>()) };
+        let ptr = unsafe { bindings::__alloc_percpu(size, mem::align_of::<T>()) };
         let ptr = NonNull::new(ptr.cast::<T>()).ok_or(ENOMEM)?;
         Ok(Self {
             ptr,
+            len,
             _t: PhantomData,
         })
     }
 
-    /// Gives up ownership: the per-CPU pointer, for [`this_cpu_add`] on a
-    /// field of it, and for [`PerCpu::from_raw`] to free it.
-    pub(crate) fn into_raw(self) -> *mut T {
-        let p = self.ptr.as_ptr();
-        core::mem::forget(self);
-        p
+    /// The per-CPU pointer of the first element, for [`this_cpu_add`] and
+    /// [`on_cpu`]; valid while `self` lives.
+    pub(crate) fn as_percpu_ptr(&self) -> *mut T {
+        self.ptr.as_ptr()
     }
 
-    /// Takes back ownership of what [`PerCpu::into_raw`] gave up.
-    ///
-    /// # Safety
-    ///
-    /// `p` came from `into_raw` of a `PerCpu<T>`, and is taken back once.
-    pub(crate) unsafe fn from_raw(p: *mut T) -> Self {
-        Self {
-            // SAFETY: `into_raw` returned a non-NULL pointer.
-            ptr: unsafe { NonNull::new_unchecked(p) },
-            _t: PhantomData,
-        }
+    /// The number of elements.
+    pub(crate) fn len(&self) -> usize {
+        self.len
     }
 }
 
-impl<T: Zeroable> Drop for PerCpu<T> {
+impl<T: Zeroable> Drop for PerCpuArray<T> {
     fn drop(&mut self) {
         // SAFETY: `self.ptr` came from `__alloc_percpu` and is freed once.
         unsafe { bindings::free_percpu(self.ptr.as_ptr().cast()) };
@@ -66,8 +59,8 @@ impl<T: Zeroable> Drop for PerCpu<T> {
 ///
 /// # Safety
 ///
-/// `p` is the per-CPU pointer of a live `PerCpu<T>` (see
-/// [`PerCpu::into_raw`]) that outlives `'a`, and `cpu` a possible CPU.
+/// `p` is a per-CPU pointer into a live [`PerCpuArray<T>`] that outlives
+/// `'a`, and `cpu` a possible CPU.
 pub(crate) unsafe fn on_cpu<'a, T>(p: *mut T, cpu: u32) -> &'a T {
     // SAFETY: `per_cpu_ptr` turns the per-CPU pointer into that CPU's copy,
     // valid for as long as the allocation, as the caller guarantees.
@@ -81,8 +74,8 @@ pub(crate) unsafe fn on_cpu<'a, T>(p: *mut T, cpu: u32) -> &'a T {
 ///
 /// # Safety
 ///
-/// `p` must be a per-CPU pointer to a `u64` inside a live [`PerCpu`]
-/// allocation (from [`PerCpu::into_raw`]).
+/// `p` must be a per-CPU pointer to a `u64` inside a live [`PerCpuArray`]
+/// allocation (from [`PerCpuArray::as_percpu_ptr`]).
 #[inline(always)]
 pub(crate) unsafe fn this_cpu_add(p: *mut u64, v: u64) {
     #[cfg(target_arch = "x86_64")]
@@ -110,8 +103,8 @@ pub(crate) unsafe fn this_cpu_add(p: *mut u64, v: u64) {
 ///
 /// # Safety
 ///
-/// `p` must be a per-CPU pointer to a `[u64; 2]` inside a live [`PerCpu`]
-/// allocation (from [`PerCpu::into_raw`]).
+/// `p` must be a per-CPU pointer to a `[u64; 2]` inside a live [`PerCpuArray`]
+/// allocation (from [`PerCpuArray::as_percpu_ptr`]).
 #[inline(always)]
 pub(crate) unsafe fn this_cpu_add_pair(p: *mut [u64; 2], v: u64) {
     #[cfg(target_arch = "x86_64")]
