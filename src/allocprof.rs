@@ -91,6 +91,40 @@ impl Profiler {
     fn generation(&self) -> u32 {
         self.generation.load(Ordering::Relaxed)
     }
+
+    // The counting, for the hooks below and their debug variants.
+
+    /// `2^order` pages at `pfn` were allocated for call site `id`.
+    #[inline(always)]
+    pub(crate) fn count_page_alloc(&self, pfn: Pfn, order: u32, id: SiteId) {
+        if self.pages.set(pfn, id) {
+            self.counters.add_call(id, page::bytes(order));
+        }
+    }
+
+    /// An object of `size` bytes was allocated with slot `slot`, for `id`
+    /// if it has a call site (else its slot is cleared).
+    #[inline(always)]
+    pub(crate) fn count_obj_alloc(&self, slot: ObjSlot<'_>, id: Option<SiteId>, size: usize) {
+        match id {
+            Some(id) => {
+                slot.set(slab::encode(self.generation(), id));
+                self.counters.add_call(id, size as u64);
+            }
+            None => slot.set(0),
+        }
+    }
+
+    /// An object of `size` bytes with slot `slot` is freed: subtracted if
+    /// this registration counted it.  Returns the slot's value.
+    #[inline(always)]
+    pub(crate) fn count_obj_free(&self, slot: ObjSlot<'_>, size: usize) -> u64 {
+        let v = slot.take();
+        if let Some(id) = slab::decode(self.generation(), v) {
+            self.counters.sub_call(id, size as u64);
+        }
+        v
+    }
 }
 
 /// The profiling state, changed by the sysctl and at load and unload.
@@ -190,8 +224,9 @@ fn stop(control: &mut Control) {
 
 // The hooks the kernel calls.  The hot ones read top to bottom: the debug
 // checks are a tail call out of line (`debug.rs`), so that the counting
-// path keeps nothing live across a call; the counting is in `page.rs`
-// (pages), `slab.rs` (object slots) and `counters.rs`.
+// path keeps nothing live across a call; the counting is the `count_*`
+// functions above: a store into the page's or object's slot (`page.rs`,
+// `slab.rs` for the encoding) and two per-CPU adds (`counters.rs`).
 impl Backend for Profiler {
     fn section_add(&self, section: TagSection) -> Result {
         self.registry.lock().add(section, &self.counters)
@@ -206,12 +241,14 @@ impl Backend for Profiler {
             return debug::page_alloc(self, pfn, order, tag);
         }
         if let Some(id) = SiteId::of(tag) {
-            self.pages.alloc(&self.counters, pfn, order, id);
+            self.count_page_alloc(pfn, order, id);
         }
     }
 
     fn page_free(&self, pfn: Pfn, order: u32) {
-        self.pages.free(&self.counters, pfn, order);
+        if let Some(id) = self.pages.take(pfn) {
+            self.counters.sub_call(id, page::bytes(order));
+        }
     }
 
     fn page_split(&self, pfn: Pfn, old_order: u32, new_order: u32) {
@@ -234,17 +271,14 @@ impl Backend for Profiler {
         if self.debug {
             return debug::obj_alloc(self, slot, tag, size);
         }
-        match SiteId::of(tag) {
-            Some(id) => slab::alloc(&self.counters, self.generation(), slot, id, size),
-            None => slab::alloc_untracked(slot),
-        }
+        self.count_obj_alloc(slot, SiteId::of(tag), size);
     }
 
     fn obj_free(&self, slot: ObjSlot<'_>, size: usize) {
         if self.debug {
             return debug::obj_free(self, slot, size);
         }
-        slab::free(&self.counters, self.generation(), slot, size);
+        self.count_obj_free(slot, size);
     }
 
     fn show_mem(&self, count: u32) {

@@ -186,7 +186,7 @@ pub(crate) fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag>) {
         report(Report::PagesOverLive { id });
     }
     if let Some(id) = SiteId::of(tag) {
-        p.pages.alloc(&p.counters, pfn, order, id);
+        p.count_page_alloc(pfn, order, id);
     }
 }
 
@@ -202,10 +202,7 @@ pub(crate) fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag>, size:
     if let Some(id) = slab::decode(generation, slot.get()) {
         report(Report::ObjectOverLive { id });
     }
-    match SiteId::of(tag) {
-        Some(id) => slab::alloc(&p.counters, generation, slot, id, size),
-        None => slab::alloc_untracked(slot),
-    }
+    p.count_obj_alloc(slot, SiteId::of(tag), size);
 }
 
 /// `obj_free` in debug mode: counts as usual, then reports a slot value no
@@ -214,7 +211,7 @@ pub(crate) fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag>, size:
 #[inline(never)]
 pub(crate) fn obj_free(p: &Profiler, slot: ObjSlot<'_>, size: usize) {
     let generation = p.generation.load(Ordering::Relaxed);
-    let old = slab::free(&p.counters, generation, slot, size);
+    let old = p.count_obj_free(slot, size);
     if !slab::plausible(generation, old) {
         report(Report::ForeignSlot { value: old });
     }

@@ -25,7 +25,7 @@ pub(crate) const BYTES_PER_PAGE: usize = core::mem::size_of::<u16>();
 /// Bytes in `2^order` pages (the page allocator's orders are far below 64;
 /// no overflow check on the hot path).
 #[inline(always)]
-fn pages_bytes(order: u32) -> u64 {
+pub(crate) fn bytes(order: u32) -> u64 {
     PAGE_SIZE.wrapping_shl(order)
 }
 
@@ -81,26 +81,25 @@ impl PageRefs {
         Some(unsafe { AtomicU16::from_ptr(self.refs.as_ptr().add(i)) })
     }
 
-    /// `2^order` pages at `pfn` were allocated for call site `id`.
+    /// Gives the pages at `pfn` the back-reference `id`; false if the
+    /// frame is beyond the array (then counted as untracked).
     #[inline(always)]
-    pub(crate) fn alloc(&self, counters: &Counters, pfn: Pfn, order: u32, id: SiteId) {
+    pub(crate) fn set(&self, pfn: Pfn, id: SiteId) -> bool {
         let Some(slot) = self.slot(pfn) else {
             self.untracked.fetch_add(1, Ordering::Relaxed);
-            return;
+            return false;
         };
         slot.store(id.get(), Ordering::Relaxed);
-        counters.add_call(id, pages_bytes(order));
+        true
     }
 
-    /// `2^order` pages at `pfn` are freed.
+    /// Takes the back-reference of the pages at `pfn` away, if they have one.
     #[inline(always)]
-    pub(crate) fn free(&self, counters: &Counters, pfn: Pfn, order: u32) {
-        if let Some(slot) = self.slot(pfn) {
-            if let Some(id) = SiteId::new(slot.load(Ordering::Relaxed)) {
-                slot.store(0, Ordering::Relaxed);
-                counters.sub_call(id, pages_bytes(order));
-            }
-        }
+    pub(crate) fn take(&self, pfn: Pfn) -> Option<SiteId> {
+        let slot = self.slot(pfn)?;
+        let id = SiteId::new(slot.load(Ordering::Relaxed))?;
+        slot.store(0, Ordering::Relaxed);
+        Some(id)
     }
 
     /// The allocation at `pfn` becomes pieces of `2^new_order` pages, each
@@ -131,7 +130,7 @@ impl PageRefs {
             return;
         };
         if let Some(old) = SiteId::new(dst_slot.load(Ordering::Relaxed)) {
-            counters.sub_call(old, pages_bytes(order));
+            counters.sub_call(old, bytes(order));
         }
         dst_slot.store(id.get(), Ordering::Relaxed);
         src_slot.store(0, Ordering::Relaxed);

@@ -10,13 +10,11 @@
 //! our own values from those an earlier load left behind.  (Pages keep
 //! their ids in the PFN array of `page.rs`.)
 
-use crate::counters::Counters;
-use crate::sys::backend::ObjSlot;
 use crate::tags::SiteId;
 
 /// The slot value for call site `id` in registration `generation`.
 #[inline(always)]
-fn encode(generation: u32, id: SiteId) -> u64 {
+pub(crate) fn encode(generation: u32, id: SiteId) -> u64 {
     (u64::from(generation) << 32) | u64::from(id.get())
 }
 
@@ -27,36 +25,6 @@ pub(crate) fn decode(generation: u32, v: u64) -> Option<SiteId> {
         return None;
     }
     SiteId::new((v & 0xffff) as u16)
-}
-
-/// An object of `size` bytes was allocated for call site `id`.
-#[inline(always)]
-pub(crate) fn alloc(
-    counters: &Counters,
-    generation: u32,
-    slot: ObjSlot<'_>,
-    id: SiteId,
-    size: usize,
-) {
-    slot.set(encode(generation, id));
-    counters.add_call(id, size as u64);
-}
-
-/// An object is allocated with no call site we know: its slot is cleared.
-#[inline]
-pub(crate) fn alloc_untracked(slot: ObjSlot<'_>) {
-    slot.set(0);
-}
-
-/// An object of `size` bytes is freed; returns the slot's value.
-#[inline(always)]
-pub(crate) fn free(counters: &Counters, generation: u32, slot: ObjSlot<'_>, size: usize) -> u64 {
-    let v = slot.get();
-    slot.set(0);
-    if let Some(id) = decode(generation, v) {
-        counters.sub_call(id, size as u64);
-    }
-    v
 }
 
 /// Whether slot value `v` is one a registration of allocprof up to

@@ -141,6 +141,14 @@ impl ObjSlot<'_> {
     pub(crate) fn set(&self, v: u64) {
         self.0.store(v, Ordering::Relaxed)
     }
+
+    /// The slot's value, leaving 0 in its place.
+    #[inline]
+    pub(crate) fn take(&self) -> u64 {
+        let v = self.get();
+        self.set(0);
+        v
+    }
 }
 
 /// An allocation-profiling back end: the hooks the patched kernel calls,
