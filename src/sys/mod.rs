@@ -5,8 +5,11 @@
 //! This is the only part of the module that touches `kernel::bindings`: the
 //! back-end hook interface of the patched kernel, per-CPU memory, page frame
 //! numbers, `seq_file`/procfs, sysctl, module parameters, a mutex that can be
-//! tried, call chains and kernel log lines.  Everything above it is safe
-//! Rust.
+//! tried, call chains and kernel log lines.  Above it, `unsafe` is left
+//! only where a contract of these wrappers must be kept by the caller:
+//! per-CPU addresses (`counters.rs`), the PFN array's elements (`page.rs`),
+//! the lifetime of a section's tags (`tags.rs`) and of the module's shared
+//! state (`allocprof.rs`), each with its `SAFETY` comment.
 
 pub(crate) mod backend;
 pub(crate) mod mm;
