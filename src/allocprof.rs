@@ -61,8 +61,6 @@ pub(crate) struct Profiler {
     /// the counters it points to.
     pub(crate) counters: Counters,
     pub(crate) pages: PageRefs,
-    /// Debug mode (`debug=1`): the hooks check what they see.
-    pub(crate) debug: bool,
     /// The code-tag sections: taken by section callbacks (under the kernel's
     /// code-tag lock) and by `/proc/allocinfo` readers, tried by `show_mem`;
     /// never by an allocation.
@@ -80,7 +78,6 @@ impl Profiler {
                 generation: AtomicU32::new(0),
                 counters: Counters::new(),
                 pages,
-                debug: debug::enabled(),
                 registry <- new_try_mutex!(registry, "allocprof_registry"),
             }),
             GFP_KERNEL,
@@ -161,7 +158,7 @@ fn shared() -> Option<&'static Shared> {
 /// there is one.
 pub(crate) fn with_profiler<R>(f: impl FnOnce(&Profiler) -> R) -> Option<R> {
     let control = shared()?.control.lock();
-    control.registration.as_ref().map(|r| f(r.backend()))
+    control.registration.as_ref().map(|r| f(r.data()))
 }
 
 /// The current profiling state (for the sysctl).
@@ -196,9 +193,15 @@ pub(crate) fn set_mode(new: Mode) -> Result {
 
 /// Registers a new profiler; profiling on if `on`.
 fn start(control: &mut Control, on: bool) -> Result {
-    let registration = Registration::register(Profiler::new()?)?;
+    let profiler = Profiler::new()?;
+    // Debug mode (`debug=1`) registers hooks that check what they see.
+    let registration = if debug::enabled() {
+        Registration::register::<debug::CheckedHooks>(profiler)?
+    } else {
+        Registration::register::<Hooks>(profiler)?
+    };
     registration
-        .backend()
+        .data()
         .generation
         .store(registration.generation(), Ordering::Relaxed);
     registration.enable(on);
@@ -212,7 +215,7 @@ fn stop(control: &mut Control) {
         return;
     };
     registration.enable(false);
-    let untracked = registration.backend().pages.untracked();
+    let untracked = registration.data().pages.untracked();
     drop(registration);
     if untracked != 0 {
         pr_info!(
@@ -222,67 +225,62 @@ fn stop(control: &mut Control) {
     }
 }
 
-// The hooks the kernel calls.  The hot ones read top to bottom: the debug
-// checks are a tail call out of line (`debug.rs`), so that the counting
-// path keeps nothing live across a call; the counting is the `count_*`
-// functions above: a store into the page's or object's slot (`page.rs`,
-// `slab.rs` for the encoding) and two per-CPU adds (`counters.rs`).
-impl Backend for Profiler {
-    fn section_add(&self, section: TagSection) -> Result {
-        self.registry.lock().add(section, &self.counters)
+/// The hooks the kernel calls.  The hot ones read top to bottom: each is
+/// the `count_*` function of [`Profiler`] above it calls, a store into the
+/// page's or object's slot (`page.rs`, `slab.rs` for the encoding) and two
+/// per-CPU adds (`counters.rs`).  Debug mode registers
+/// [`debug::CheckedHooks`] instead, so these test no flag.
+pub(crate) struct Hooks;
+
+impl Backend for Hooks {
+    type Data = Profiler;
+
+    fn section_add(p: &Profiler, section: TagSection) -> Result {
+        p.registry.lock().add(section, &p.counters)
     }
 
-    fn section_del(&self, section: TagSection) {
-        self.registry.lock().remove(section, &self.counters)
+    fn section_del(p: &Profiler, section: TagSection) {
+        p.registry.lock().remove(section, &p.counters)
     }
 
-    fn page_alloc(&self, pfn: Pfn, order: u32, tag: Option<Tag>) {
-        if self.debug {
-            return debug::page_alloc(self, pfn, order, tag);
-        }
+    fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag>) {
         if let Some(id) = SiteId::of(tag) {
-            self.count_page_alloc(pfn, order, id);
+            p.count_page_alloc(pfn, order, id);
         }
     }
 
-    fn page_free(&self, pfn: Pfn, order: u32) {
-        if let Some(id) = self.pages.take(pfn) {
-            self.counters.sub_call(id, page::bytes(order));
+    fn page_free(p: &Profiler, pfn: Pfn, order: u32) {
+        if let Some(id) = p.pages.take(pfn) {
+            p.counters.sub_call(id, page::bytes(order));
         }
     }
 
-    fn page_split(&self, pfn: Pfn, old_order: u32, new_order: u32) {
-        self.pages.split(&self.counters, pfn, old_order, new_order);
+    fn page_split(p: &Profiler, pfn: Pfn, old_order: u32, new_order: u32) {
+        p.pages.split(&p.counters, pfn, old_order, new_order);
     }
 
-    fn page_copy(&self, dst: Pfn, src: Pfn, order: u32) {
-        self.pages.copy(&self.counters, dst, src, order);
+    fn page_copy(p: &Profiler, dst: Pfn, src: Pfn, order: u32) {
+        p.pages.copy(&p.counters, dst, src, order);
     }
 
-    fn page_ref(&self, pfn: Pfn) -> u64 {
-        self.pages.reference(self.generation(), pfn)
+    fn page_ref(p: &Profiler, pfn: Pfn) -> u64 {
+        p.pages.reference(p.generation(), pfn)
     }
 
-    fn page_ref_sub(&self, reference: u64, nr: u32) {
-        PageRefs::reference_sub(&self.counters, self.generation(), reference, nr);
+    fn page_ref_sub(p: &Profiler, reference: u64, nr: u32) {
+        PageRefs::reference_sub(&p.counters, p.generation(), reference, nr);
     }
 
-    fn obj_alloc(&self, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize) {
-        if self.debug {
-            return debug::obj_alloc(self, slot, tag, size);
-        }
-        self.count_obj_alloc(slot, SiteId::of(tag), size);
+    fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize) {
+        p.count_obj_alloc(slot, SiteId::of(tag), size);
     }
 
-    fn obj_free(&self, slot: ObjSlot<'_>, size: usize) {
-        if self.debug {
-            return debug::obj_free(self, slot, size);
-        }
-        self.count_obj_free(slot, size);
+    fn obj_free(p: &Profiler, slot: ObjSlot<'_>, size: usize) {
+        p.count_obj_free(slot, size);
     }
 
-    fn show_mem(&self, count: u32) {
-        showmem::show(self, count)
+    fn show_mem(p: &Profiler, count: u32) {
+        showmem::show(p, count)
     }
 }
 

@@ -33,10 +33,10 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{error::Result, prelude::*};
 
-use crate::sys::backend::{ObjSlot, Tag};
+use crate::sys::backend::{Backend, ObjSlot, Tag, TagSection};
 use crate::sys::{mm::Pfn, param::ParamValue, printk, stack::Trace};
 use crate::tags::SiteId;
-use crate::{slab, Profiler};
+use crate::{slab, Hooks, Profiler};
 
 /// The `debug=` value given at load.
 static DEBUG: AtomicBool = AtomicBool::new(false);
@@ -174,45 +174,75 @@ pub(crate) fn report(r: Report) {
     }
 }
 
-/// `page_alloc` in debug mode: reports an allocation without a tag or
-/// over a live reference, then counts as usual.
-#[cold]
-#[inline(never)]
-pub(crate) fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag>) {
-    if tag.is_none() {
-        report(Report::UntaggedPages { order });
-    }
-    if let Some(id) = p.pages.id_of(pfn) {
-        report(Report::PagesOverLive { id });
-    }
-    if let Some(id) = SiteId::of(tag) {
-        p.count_page_alloc(pfn, order, id);
-    }
-}
+/// The hooks of debug mode: those of [`Hooks`], with the checks above
+/// around the allocations and frees they count.
+pub(crate) struct CheckedHooks;
 
-/// `obj_alloc` in debug mode: reports an object allocated without a tag or
-/// over a live reference of this load, then counts as usual.
-#[cold]
-#[inline(never)]
-pub(crate) fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize) {
-    let generation = p.generation.load(Ordering::Relaxed);
-    if tag.is_none() {
-        report(Report::UntaggedObject { size });
-    }
-    if let Some(id) = slab::decode(generation, slot.get()) {
-        report(Report::ObjectOverLive { id });
-    }
-    p.count_obj_alloc(slot, SiteId::of(tag), size);
-}
+impl Backend for CheckedHooks {
+    type Data = Profiler;
 
-/// `obj_free` in debug mode: counts as usual, then reports a slot value no
-/// registration of allocprof wrote.
-#[cold]
-#[inline(never)]
-pub(crate) fn obj_free(p: &Profiler, slot: ObjSlot<'_>, size: usize) {
-    let generation = p.generation.load(Ordering::Relaxed);
-    let old = p.count_obj_free(slot, size);
-    if !slab::plausible(generation, old) {
-        report(Report::ForeignSlot { value: old });
+    fn section_add(p: &Profiler, section: TagSection) -> Result {
+        Hooks::section_add(p, section)
+    }
+
+    fn section_del(p: &Profiler, section: TagSection) {
+        Hooks::section_del(p, section)
+    }
+
+    /// Reports an allocation without a tag or over a live reference, then
+    /// counts as usual.
+    fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag>) {
+        if tag.is_none() {
+            report(Report::UntaggedPages { order });
+        }
+        if let Some(id) = p.pages.id_of(pfn) {
+            report(Report::PagesOverLive { id });
+        }
+        Hooks::page_alloc(p, pfn, order, tag)
+    }
+
+    fn page_free(p: &Profiler, pfn: Pfn, order: u32) {
+        Hooks::page_free(p, pfn, order)
+    }
+
+    fn page_split(p: &Profiler, pfn: Pfn, old_order: u32, new_order: u32) {
+        Hooks::page_split(p, pfn, old_order, new_order)
+    }
+
+    fn page_copy(p: &Profiler, dst: Pfn, src: Pfn, order: u32) {
+        Hooks::page_copy(p, dst, src, order)
+    }
+
+    fn page_ref(p: &Profiler, pfn: Pfn) -> u64 {
+        Hooks::page_ref(p, pfn)
+    }
+
+    fn page_ref_sub(p: &Profiler, reference: u64, nr: u32) {
+        Hooks::page_ref_sub(p, reference, nr)
+    }
+
+    /// Reports an object allocated without a tag or over a live reference
+    /// of this load, then counts as usual.
+    fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize) {
+        if tag.is_none() {
+            report(Report::UntaggedObject { size });
+        }
+        if let Some(id) = slab::decode(p.generation.load(Ordering::Relaxed), slot.get()) {
+            report(Report::ObjectOverLive { id });
+        }
+        p.count_obj_alloc(slot, SiteId::of(tag), size);
+    }
+
+    /// Counts as usual, then reports a slot value no registration of
+    /// allocprof wrote.
+    fn obj_free(p: &Profiler, slot: ObjSlot<'_>, size: usize) {
+        let old = p.count_obj_free(slot, size);
+        if !slab::plausible(p.generation.load(Ordering::Relaxed), old) {
+            report(Report::ForeignSlot { value: old });
+        }
+    }
+
+    fn show_mem(p: &Profiler, count: u32) {
+        Hooks::show_mem(p, count)
     }
 }

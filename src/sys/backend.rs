@@ -152,35 +152,40 @@ impl ObjSlot<'_> {
 }
 
 /// An allocation-profiling back end: the hooks the patched kernel calls,
-/// each with the registered back end's data.
+/// each handed the data of the registration (`Self::Data`).  A back end is
+/// a set of hooks: one data type can be registered with different sets
+/// (allocprof's debug mode registers hooks that check what they see).
 ///
 /// The hot hooks (all but `section_add`/`section_del`) run in any context
 /// with preemption disabled: they must not sleep, allocate or lock.
-pub(crate) trait Backend: Send + Sync + 'static {
+pub(crate) trait Backend: 'static {
+    /// What the hooks work on, owned by the [`Registration`].
+    type Data: Send + Sync + 'static;
+
     /// A code-tag section appeared: vmlinux's or a loading module's.
-    fn section_add(&self, section: TagSection) -> Result;
+    fn section_add(data: &Self::Data, section: TagSection) -> Result;
     /// A module's section goes away; its memory is freed after this returns.
-    fn section_del(&self, section: TagSection);
+    fn section_del(data: &Self::Data, section: TagSection);
     /// `2^order` pages at `pfn` were allocated at the call site `tag`.
-    fn page_alloc(&self, pfn: Pfn, order: u32, tag: Option<Tag>);
+    fn page_alloc(data: &Self::Data, pfn: Pfn, order: u32, tag: Option<Tag>);
     /// `2^order` pages at `pfn` are freed.
-    fn page_free(&self, pfn: Pfn, order: u32);
+    fn page_free(data: &Self::Data, pfn: Pfn, order: u32);
     /// The allocation of `2^old_order` pages at `pfn` becomes pieces of
     /// `2^new_order`.
-    fn page_split(&self, pfn: Pfn, old_order: u32, new_order: u32);
+    fn page_split(data: &Self::Data, pfn: Pfn, old_order: u32, new_order: u32);
     /// Migration: `dst` (`2^order` pages) takes over `src`'s reference.
-    fn page_copy(&self, dst: Pfn, src: Pfn, order: u32);
+    fn page_copy(data: &Self::Data, dst: Pfn, src: Pfn, order: u32);
     /// The reference of the pages at `pfn`, read before a partial free (0:
     /// none).
-    fn page_ref(&self, pfn: Pfn) -> u64;
+    fn page_ref(data: &Self::Data, pfn: Pfn) -> u64;
     /// A partial free removed `nr` pages of the allocation `page_ref` named.
-    fn page_ref_sub(&self, reference: u64, nr: u32);
+    fn page_ref_sub(data: &Self::Data, reference: u64, nr: u32);
     /// A slab or percpu object of `size` bytes was allocated at `tag`.
-    fn obj_alloc(&self, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize);
+    fn obj_alloc(data: &Self::Data, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize);
     /// A slab or percpu object of `size` bytes with a non-zero slot is freed.
-    fn obj_free(&self, slot: ObjSlot<'_>, size: usize);
+    fn obj_free(data: &Self::Data, slot: ObjSlot<'_>, size: usize);
     /// Print the top `count` call sites after the kernel's memory report.
-    fn show_mem(&self, count: u32);
+    fn show_mem(data: &Self::Data, count: u32);
 }
 
 /// The registered back end's data: set by [`Registration::register`] before
@@ -192,14 +197,14 @@ static REGISTERED: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
 /// # Safety
 ///
 /// Only called from a hook of `B`'s table: the kernel calls those only
-/// while `B` is registered, that is while `REGISTERED` points to the `B`
-/// that a live [`Registration<B>`] owns.
+/// while `B` is registered, that is while `REGISTERED` points to the
+/// `B::Data` that a live [`Registration`] owns.
 #[inline(always)]
-unsafe fn registered<'a, B: Backend>() -> &'a B {
+unsafe fn registered<'a, B: Backend>() -> &'a B::Data {
     // SAFETY: By the function's safety requirements `REGISTERED` points to a
-    // live, pinned `B`, which is only dropped after unregistering, when no
-    // hook runs any more.
-    unsafe { &*REGISTERED.load(Ordering::Relaxed).cast::<B>() }
+    // live, pinned `B::Data`, which is only dropped after unregistering, when
+    // no hook runs any more.
+    unsafe { &*REGISTERED.load(Ordering::Relaxed).cast::<B::Data>() }
 }
 
 /// # Safety
@@ -213,8 +218,8 @@ unsafe extern "C" fn section_add<B: Backend>(
     // SAFETY: `start..stop` is one section, so both are in the same object.
     let len = unsafe { stop.offset_from(start) } as usize;
     // SAFETY: A hook of `B`.
-    let b = unsafe { registered::<B>() };
-    match b.section_add(TagSection { module, start, len }) {
+    let data = unsafe { registered::<B>() };
+    match B::section_add(data, TagSection { module, start, len }) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
@@ -231,7 +236,8 @@ unsafe extern "C" fn section_del<B: Backend>(
     // SAFETY: `start..stop` is one section, so both are in the same object.
     let len = unsafe { stop.offset_from(start) } as usize;
     // SAFETY: A hook of `B`.
-    unsafe { registered::<B>() }.section_del(TagSection { module, start, len })
+    let data = unsafe { registered::<B>() };
+    B::section_del(data, TagSection { module, start, len })
 }
 
 /// A tag pointer from the kernel as a [`Tag`].
@@ -254,7 +260,8 @@ unsafe extern "C" fn page_alloc<B: Backend>(
     // SAFETY: By the function's safety requirements.
     let tag = unsafe { tag_from_raw(tag) };
     // SAFETY: A hook of `B`.
-    unsafe { registered::<B>() }.page_alloc(Pfn::new(pfn), order, tag)
+    let data = unsafe { registered::<B>() };
+    B::page_alloc(data, Pfn::new(pfn), order, tag)
 }
 
 /// # Safety
@@ -262,7 +269,8 @@ unsafe extern "C" fn page_alloc<B: Backend>(
 /// Called by the kernel, as a hook of `B`.
 unsafe extern "C" fn page_free<B: Backend>(pfn: c_ulong, order: c_uint) {
     // SAFETY: A hook of `B`.
-    unsafe { registered::<B>() }.page_free(Pfn::new(pfn), order)
+    let data = unsafe { registered::<B>() };
+    B::page_free(data, Pfn::new(pfn), order)
 }
 
 /// # Safety
@@ -270,7 +278,8 @@ unsafe extern "C" fn page_free<B: Backend>(pfn: c_ulong, order: c_uint) {
 /// Called by the kernel, as a hook of `B`.
 unsafe extern "C" fn page_split<B: Backend>(pfn: c_ulong, old_order: c_uint, new_order: c_uint) {
     // SAFETY: A hook of `B`.
-    unsafe { registered::<B>() }.page_split(Pfn::new(pfn), old_order, new_order)
+    let data = unsafe { registered::<B>() };
+    B::page_split(data, Pfn::new(pfn), old_order, new_order)
 }
 
 /// # Safety
@@ -278,7 +287,8 @@ unsafe extern "C" fn page_split<B: Backend>(pfn: c_ulong, old_order: c_uint, new
 /// Called by the kernel, as a hook of `B`.
 unsafe extern "C" fn page_copy<B: Backend>(dst: c_ulong, src: c_ulong, order: c_uint) {
     // SAFETY: A hook of `B`.
-    unsafe { registered::<B>() }.page_copy(Pfn::new(dst), Pfn::new(src), order)
+    let data = unsafe { registered::<B>() };
+    B::page_copy(data, Pfn::new(dst), Pfn::new(src), order)
 }
 
 /// # Safety
@@ -286,7 +296,8 @@ unsafe extern "C" fn page_copy<B: Backend>(dst: c_ulong, src: c_ulong, order: c_
 /// Called by the kernel, as a hook of `B`.
 unsafe extern "C" fn page_ref<B: Backend>(pfn: c_ulong) -> c_ulong {
     // SAFETY: A hook of `B`.
-    unsafe { registered::<B>() }.page_ref(Pfn::new(pfn)) as c_ulong
+    let data = unsafe { registered::<B>() };
+    B::page_ref(data, Pfn::new(pfn)) as c_ulong
 }
 
 /// # Safety
@@ -294,7 +305,8 @@ unsafe extern "C" fn page_ref<B: Backend>(pfn: c_ulong) -> c_ulong {
 /// Called by the kernel, as a hook of `B`.
 unsafe extern "C" fn page_ref_sub<B: Backend>(reference: c_ulong, nr: c_uint) {
     // SAFETY: A hook of `B`.
-    unsafe { registered::<B>() }.page_ref_sub(reference as u64, nr)
+    let data = unsafe { registered::<B>() };
+    B::page_ref_sub(data, reference as u64, nr)
 }
 
 /// # Safety
@@ -312,7 +324,8 @@ unsafe extern "C" fn obj_alloc<B: Backend>(
     // SAFETY: By the function's safety requirements.
     let tag = unsafe { tag_from_raw(tag) };
     // SAFETY: A hook of `B`.
-    unsafe { registered::<B>() }.obj_alloc(slot, tag, size)
+    let data = unsafe { registered::<B>() };
+    B::obj_alloc(data, slot, tag, size)
 }
 
 /// # Safety
@@ -322,7 +335,8 @@ unsafe extern "C" fn obj_free<B: Backend>(slot: *mut bindings::codetag_ref, size
     // SAFETY: As in `obj_alloc`.
     let slot = ObjSlot(unsafe { AtomicU64::from_ptr(ptr::addr_of_mut!((*slot).backend).cast()) });
     // SAFETY: A hook of `B`.
-    unsafe { registered::<B>() }.obj_free(slot, size)
+    let data = unsafe { registered::<B>() };
+    B::obj_free(data, slot, size)
 }
 
 /// # Safety
@@ -330,7 +344,8 @@ unsafe extern "C" fn obj_free<B: Backend>(slot: *mut bindings::codetag_ref, size
 /// Called by the kernel, as a hook of `B`.
 unsafe extern "C" fn show_mem<B: Backend>(count: c_uint) {
     // SAFETY: A hook of `B`.
-    unsafe { registered::<B>() }.show_mem(count)
+    let data = unsafe { registered::<B>() };
+    B::show_mem(data, count)
 }
 
 /// The hook table of back end `B`.
@@ -353,58 +368,59 @@ impl<B: Backend> Table<B> {
     };
 }
 
-/// The registration of back end `B`, which owns the back end's data;
+/// The registration of a back end, which owns the data its hooks get;
 /// unregisters on drop, then frees the data.
 ///
 /// # Invariants
 ///
-/// `B`'s hook table is registered with the kernel, and `REGISTERED` points to
-/// `backend`.
-pub(crate) struct Registration<B: Backend> {
+/// The hook table `ops` of a back end with data `D` is registered with the
+/// kernel, and `REGISTERED` points to `data`.
+pub(crate) struct Registration<D: Send + Sync + 'static> {
     /// The table given to the kernel: unregistering must name the same one.
     ops: &'static bindings::alloc_tag_backend,
     generation: u32,
-    backend: Pin<KBox<B>>,
+    data: Pin<KBox<D>>,
 }
 
-// SAFETY: The registration owns a `Send` back end and a token for
-// unregistering, which any thread may do; the hook table is never written.
-unsafe impl<B: Backend> Send for Registration<B> {}
-// SAFETY: `backend` is `Sync`; `enable` may be called from any thread, the
+// SAFETY: The registration owns `Send` data and a token for unregistering,
+// which any thread may do; the hook table is never written.
+unsafe impl<D: Send + Sync + 'static> Send for Registration<D> {}
+// SAFETY: `data` is `Sync`; `enable` may be called from any thread, the
 // kernel serialises it.
-unsafe impl<B: Backend> Sync for Registration<B> {}
+unsafe impl<D: Send + Sync + 'static> Sync for Registration<D> {}
 
-impl<B: Backend> Registration<B> {
-    /// Registers `backend`: `section_add` runs for vmlinux and every loaded
-    /// module before this returns, and the free-side hooks are live.  The
-    /// alloc side starts with [`Registration::enable`].  `EBUSY` if a back
-    /// end is registered already.
-    pub(crate) fn register(backend: Pin<KBox<B>>) -> Result<Self> {
-        let data = ptr::from_ref::<B>(&*backend).cast_mut().cast::<c_void>();
+impl<D: Send + Sync + 'static> Registration<D> {
+    /// Registers the hooks of `B` with `data`: `section_add` runs for
+    /// vmlinux and every loaded module before this returns, and the
+    /// free-side hooks are live.  The alloc side starts with
+    /// [`Registration::enable`].  `EBUSY` if a back end is registered
+    /// already.
+    pub(crate) fn register<B: Backend<Data = D>>(data: Pin<KBox<D>>) -> Result<Self> {
+        let raw = ptr::from_ref::<D>(&*data).cast_mut().cast::<c_void>();
         REGISTERED
-            .compare_exchange(ptr::null_mut(), data, Ordering::AcqRel, Ordering::Relaxed)
+            .compare_exchange(ptr::null_mut(), raw, Ordering::AcqRel, Ordering::Relaxed)
             .map_err(|_| EBUSY)?;
         let ops: &'static bindings::alloc_tag_backend = &Table::<B>::OPS;
         let mut generation: c_uint = 0;
         // SAFETY: `ops` is a promoted constant, so it lives for the whole
-        // program; the hooks it names find `backend` through `REGISTERED`,
-        // set above, and `backend` lives until after unregistering.
+        // program; the hooks it names find `data` through `REGISTERED`, set
+        // above, and `data` lives until after unregistering.
         let ret = to_result(unsafe { bindings::alloc_tag_backend_register(ops, &mut generation) });
         if let Err(e) = ret {
             REGISTERED.store(ptr::null_mut(), Ordering::Release);
             return Err(e);
         }
-        // INVARIANT: Registered, and `REGISTERED` points to `backend`.
+        // INVARIANT: Registered, and `REGISTERED` points to `data`.
         Ok(Self {
             ops,
             generation,
-            backend,
+            data,
         })
     }
 
-    /// The registered back end's data.
-    pub(crate) fn backend(&self) -> &B {
-        &self.backend
+    /// The data the hooks get.
+    pub(crate) fn data(&self) -> &D {
+        &self.data
     }
 
     /// A number that differs for every registration since boot.
@@ -419,10 +435,10 @@ impl<B: Backend> Registration<B> {
     }
 }
 
-impl<B: Backend> Drop for Registration<B> {
+impl<D: Send + Sync + 'static> Drop for Registration<D> {
     fn drop(&mut self) {
         // SAFETY: We are registered (type invariant); after this returns no
-        // hook of `B` runs any more, so `backend` may go.
+        // hook runs any more, so `data` may go.
         unsafe { bindings::alloc_tag_backend_unregister(self.ops) };
         REGISTERED.store(ptr::null_mut(), Ordering::Release);
     }
