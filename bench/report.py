@@ -208,7 +208,7 @@ def extra_tables(rows):
          "ns per fork+exec"),
         ("hackbench", "Whole system: `bench/hackbench.c`, 4 groups of 4 senders and 4 receivers, "
          "100 messages of 100 bytes from every sender to every receiver, half over AF_UNIX "
-         "sockets, half over pipes (-icount, 3 in a row)", "ns per run"),
+         "sockets, half over pipes (-icount, 10 in a row)", "ns per run"),
     ]
     for fig, title, unit in whole:
         fe = {cfg: med([float(r["ns"]) / float(r["iters"]) for r in rows
