@@ -7,6 +7,11 @@ use core::{marker::PhantomData, mem, ptr::NonNull};
 use kernel::{bindings, error::code::ENOMEM, error::Result, init::Zeroable};
 
 /// A zeroed per-CPU array of `len` `T`s, freed on drop.
+///
+/// # Invariants
+///
+/// `ptr` is the per-CPU pointer `__alloc_percpu` returned for `len` `T`s,
+/// owned by this value and freed only by its drop.
 pub(crate) struct PerCpuArray<T: Zeroable> {
     /// A per-CPU pointer to the first element.
     ptr: NonNull<T>,
@@ -29,6 +34,7 @@ impl<T: Zeroable> PerCpuArray<T> {
         // it returns zeroed memory or NULL.
         let ptr = unsafe { bindings::__alloc_percpu(size, mem::align_of::<T>()) };
         let ptr = NonNull::new(ptr.cast::<T>()).ok_or(ENOMEM)?;
+        // INVARIANT: `ptr` is a fresh allocation of `len` `T`s.
         Ok(Self {
             ptr,
             len,
@@ -50,7 +56,8 @@ impl<T: Zeroable> PerCpuArray<T> {
 
 impl<T: Zeroable> Drop for PerCpuArray<T> {
     fn drop(&mut self) {
-        // SAFETY: `self.ptr` came from `__alloc_percpu` and is freed once.
+        // SAFETY: `self.ptr` came from `__alloc_percpu` and is freed once
+        // (type invariant).
         unsafe { bindings::free_percpu(self.ptr.as_ptr().cast()) };
     }
 }
