@@ -159,10 +159,13 @@ impl Counters {
     /// subtracting is adding the two's complement).
     pub(crate) fn add(&self, id: SiteId, bytes: u64, calls: u64) {
         if let Some(c) = self.counter(id) {
+            // A per-CPU address again: the two `u64`s of the `#[repr(C)]`
+            // `Counter` by offset, not by a place through it.
+            let bytes_at = c.cast::<u64>();
             // SAFETY: As in `add_call`.
             unsafe {
-                this_cpu_add(ptr::addr_of_mut!((*c).bytes), bytes);
-                this_cpu_add(ptr::addr_of_mut!((*c).calls), calls);
+                this_cpu_add(bytes_at, bytes);
+                this_cpu_add(bytes_at.wrapping_add(1), calls);
             }
         }
     }
