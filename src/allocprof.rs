@@ -14,7 +14,7 @@
 
 use core::{
     ptr,
-    sync::atomic::{AtomicPtr, AtomicU32, Ordering},
+    sync::atomic::{AtomicPtr, Ordering},
 };
 use kernel::{c_str, new_mutex, prelude::*, sync::Mutex};
 
@@ -31,13 +31,14 @@ mod tags;
 use counters::Counters;
 use debug::DebugParam;
 use page::PageRefs;
-use sys::backend::{Backend, ObjSlot, Registration, Tag, TagSection};
+use procfs::FormatParam;
+use sys::backend::{new_generation, Backend, ObjSlot, Registration, Tag, TagSection};
 use sys::mm::{max_pfn, Pfn};
 use sys::procfs::ProcFile;
 use sys::sync::TryMutex;
 use sys::sysctl::Sysctl;
 use sysctl::{MemProfilingParam, MemProfilingSysctl, Mode};
-use tags::{Registry, SiteId};
+use tags::{Registry, SiteId, Uncounted};
 
 module! {
     type: AllocProf,
@@ -49,18 +50,22 @@ module! {
 
 module_param!(mem_profiling, MemProfilingParam, 0o444);
 module_param!(debug, DebugParam, 0o444);
+module_param!(allocinfo_format, FormatParam, 0o444);
 
 /// The profiler of one registration of the back end: made before it
 /// registers, freed after it unregistered (by its [`Registration`]).
 #[pin_data]
 pub(crate) struct Profiler {
     /// The registration's generation, for object slots and page references
-    /// (0 until `register` returned: nothing of this registration yet).
-    pub(crate) generation: AtomicU32,
+    /// (`slab.rs`): taken before registering, as the hooks may run inside
+    /// `register` already (adopting the kernel's boot record).
+    pub(crate) generation: u32,
     /// Where each id's counters are; dropped before `registry`, which owns
     /// the counters it points to.
     pub(crate) counters: Counters,
     pub(crate) pages: PageRefs,
+    /// The call sites whose figures miss allocations.
+    pub(crate) uncounted: Uncounted,
     /// The code-tag sections: taken by section callbacks (under the kernel's
     /// code-tag lock) and by `/proc/allocinfo` readers, tried by `show_mem`;
     /// never by an allocation.
@@ -73,11 +78,13 @@ impl Profiler {
     fn new() -> Result<Pin<KBox<Self>>> {
         let pages = PageRefs::new(max_pfn())?;
         let registry = Registry::new()?;
+        let uncounted = Uncounted::new()?;
         KBox::pin_init(
             pin_init!(Profiler {
-                generation: AtomicU32::new(0),
+                generation: new_generation(),
                 counters: Counters::new(),
                 pages,
+                uncounted,
                 registry <- new_try_mutex!(registry, "allocprof_registry"),
             }),
             GFP_KERNEL,
@@ -86,7 +93,7 @@ impl Profiler {
 
     #[inline(always)]
     fn generation(&self) -> u32 {
-        self.generation.load(Ordering::Relaxed)
+        self.generation
     }
 
     // The counting, for the hooks below and their debug variants.
@@ -96,6 +103,8 @@ impl Profiler {
     pub(crate) fn count_page_alloc(&self, pfn: Pfn, order: u32, id: SiteId) {
         if self.pages.set(pfn, id) {
             self.counters.add_call(id, page::bytes(order));
+        } else {
+            self.uncounted.set(id);
         }
     }
 
@@ -181,9 +190,14 @@ pub(crate) fn set_mode(new: Mode) -> Result {
                 "profiling off for good (mem_profiling=never); reload the module to start again\n"
             );
         }
-        (_, on_off) => {
+        (old, on_off) => {
             if let Some(r) = &control.registration {
                 r.enable(on_off == Mode::On);
+                // Allocations made while it was off were not counted.
+                if old == Mode::Off && on_off == Mode::On {
+                    let p = r.data();
+                    p.registry.lock().flag_all(&p.uncounted);
+                }
             }
         }
     }
@@ -191,7 +205,10 @@ pub(crate) fn set_mode(new: Mode) -> Result {
     Ok(())
 }
 
-/// Registers a new profiler; profiling on if `on`.
+/// Registers a new profiler; profiling on if `on`.  It counts every
+/// allocation since boot if it adopted the kernel's boot record, else those
+/// from now on: then every call site there is now is flagged as missing
+/// allocations.
 fn start(control: &mut Control, on: bool) -> Result {
     let profiler = Profiler::new()?;
     // Debug mode (`debug=1`) registers hooks that check what they see.
@@ -200,10 +217,10 @@ fn start(control: &mut Control, on: bool) -> Result {
     } else {
         Registration::register::<Hooks>(profiler)?
     };
-    registration
-        .data()
-        .generation
-        .store(registration.generation(), Ordering::Relaxed);
+    let p = registration.data();
+    if registration.adoption().is_none() || !on {
+        p.registry.lock().flag_all(&p.uncounted);
+    }
     registration.enable(on);
     control.registration = Some(registration);
     Ok(())
@@ -236,11 +253,11 @@ impl Backend for Hooks {
     type Data = Profiler;
 
     fn section_add(p: &Profiler, section: TagSection) -> Result {
-        p.registry.lock().add(section, &p.counters)
+        p.registry.lock().add(section, &p.counters, &p.uncounted)
     }
 
     fn section_del(p: &Profiler, section: TagSection) {
-        p.registry.lock().remove(section, &p.counters)
+        p.registry.lock().remove(section, &p.counters, &p.uncounted)
     }
 
     fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag>) {
@@ -318,15 +335,23 @@ impl kernel::Module for AllocProf {
         let sysctl = Sysctl::register(c_str!("vm"), c_str!("mem_profiling"), sysctl_mode)?;
         this.shared.control.lock().sysctl = Some(sysctl);
 
-        let (sites, pages, counters) = with_profiler(|p| {
-            let registry = p.registry.lock();
-            (
-                registry.nr_sites(),
-                p.pages.size(),
-                registry.counter_bytes(),
-            )
-        })
-        .unwrap_or_default();
+        let (sites, pages, counters, adoption) = {
+            let control = this.shared.control.lock();
+            control
+                .registration
+                .as_ref()
+                .map(|r| {
+                    let p = r.data();
+                    let registry = p.registry.lock();
+                    (
+                        registry.nr_sites(),
+                        p.pages.size(),
+                        registry.counter_bytes(),
+                        r.adoption(),
+                    )
+                })
+                .unwrap_or_default()
+        };
         pr_info!(
             "loaded: mem_profiling={}, {} call sites, {} KiB of page back-references ({} bytes a page), {} bytes of counters a CPU\n",
             mode.name(),
@@ -335,6 +360,20 @@ impl kernel::Module for AllocProf {
             page::BYTES_PER_PAGE,
             counters
         );
+        match adoption {
+            Some(a) => pr_info!(
+                "counting since boot: adopted the kernel's record of {} page allocations and {} objects, {} bytes, in {} us with the machine stopped; {} allocations of unloaded modules not attributable\n",
+                a.pages,
+                a.objects,
+                a.bytes,
+                a.ns / 1000,
+                a.lost
+            ),
+            None if mode != Mode::Never => pr_info!(
+                "counting since load: allocations made before are not counted (boot with alloc_tag.record=1 to count from boot)\n"
+            ),
+            None => {}
+        }
         if debug::enabled() {
             pr_info!("debug mode: reporting allocations without a tag and frees not seen; vm.mem_profiling is read-only\n");
         }

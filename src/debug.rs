@@ -227,7 +227,7 @@ impl Backend for CheckedHooks {
         if tag.is_none() {
             report(Report::UntaggedObject { size });
         }
-        if let Some(id) = slab::decode(p.generation.load(Ordering::Relaxed), slot.get()) {
+        if let Some(id) = slab::decode(p.generation, slot.get()) {
             report(Report::ObjectOverLive { id });
         }
         p.count_obj_alloc(slot, SiteId::of(tag), size);
@@ -237,7 +237,7 @@ impl Backend for CheckedHooks {
     /// allocprof wrote.
     fn obj_free(p: &Profiler, slot: ObjSlot<'_>, size: usize) {
         let old = p.count_obj_free(slot, size);
-        if !slab::plausible(p.generation.load(Ordering::Relaxed), old) {
+        if !slab::plausible(p.generation, old) {
             report(Report::ForeignSlot { value: old });
         }
     }

@@ -62,7 +62,7 @@ pub(crate) fn show(profiler: &Profiler, count: u32) {
         let Some(id) = *id else {
             continue;
         };
-        registry.with_site(id, |site, _| {
+        registry.with_site(id, |site, _, _| {
             printk::notice_site(&SizeText::new(totals.bytes as u64), totals.calls, site);
         });
     }

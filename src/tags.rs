@@ -9,7 +9,11 @@
 //! call sites are copied and their ids kept until their figures reach zero;
 //! only then is the range handed out again.
 
-use core::{fmt::Write, num::NonZeroU16};
+use core::{
+    fmt::Write,
+    num::NonZeroU16,
+    sync::atomic::{AtomicU64, Ordering},
+};
 use kernel::{
     alloc::flags::GFP_KERNEL,
     error::Result,
@@ -18,6 +22,7 @@ use kernel::{
 };
 
 use crate::counters::{Counters, SectionCounters, Totals, BLOCK_IDS};
+use crate::procfs::Format;
 use crate::sys::backend::{Site, Tag, TagSection};
 use crate::sys::procfs::SeqFile;
 
@@ -65,6 +70,52 @@ impl SiteId {
 impl core::fmt::Display for SiteId {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "{}", self.get())
+    }
+}
+
+/// Which call sites have allocations that were not counted, one bit per
+/// id: sites that existed before profiling started (the module loaded
+/// without the kernel's boot record, or profiling was switched off for a
+/// while) and sites with a page beyond the back-reference array.  Set from
+/// any context; `/proc/allocinfo` 2.0 prints these sites with
+/// `accurate:no`, with those the kernel flagged on the tag itself.
+pub(crate) struct Uncounted(KVec<AtomicU64>);
+
+impl Uncounted {
+    /// No call site flagged.
+    pub(crate) fn new() -> Result<Self> {
+        let mut words = KVec::with_capacity(SiteId::SPACE / WORD_BITS, GFP_KERNEL)?;
+        for _ in 0..SiteId::SPACE / WORD_BITS {
+            words.push(AtomicU64::new(0), GFP_KERNEL)?;
+        }
+        Ok(Self(words))
+    }
+
+    fn word(&self, id: usize) -> (&AtomicU64, u64) {
+        (&self.0[id / WORD_BITS], 1 << (id % WORD_BITS))
+    }
+
+    /// Flags call site `id`.
+    pub(crate) fn set(&self, id: SiteId) {
+        let (word, bit) = self.word(id.index());
+        word.fetch_or(bit, Ordering::Relaxed);
+    }
+
+    /// Whether call site `id` is flagged.
+    pub(crate) fn get(&self, id: SiteId) -> bool {
+        let (word, bit) = self.word(id.index());
+        word.load(Ordering::Relaxed) & bit != 0
+    }
+
+    fn set_range(&self, first: SiteId, len: usize, on: bool) {
+        for id in first.index()..first.index() + len {
+            let (word, bit) = self.word(id);
+            if on {
+                word.fetch_or(bit, Ordering::Relaxed);
+            } else {
+                word.fetch_and(!bit, Ordering::Relaxed);
+            }
+        }
     }
 }
 
@@ -206,7 +257,13 @@ impl Registry {
     }
 
     /// Gives `section` ids, counters, and writes the ids into its tags.
-    pub(crate) fn add(&mut self, section: TagSection, counters: &Counters) -> Result {
+    /// Its call sites start as counted from the first allocation.
+    pub(crate) fn add(
+        &mut self,
+        section: TagSection,
+        counters: &Counters,
+        uncounted: &Uncounted,
+    ) -> Result {
         self.collect(counters);
         let len = section.len();
         if len == 0 {
@@ -245,6 +302,7 @@ impl Registry {
             self.mark(first, len, false);
             return Err(e);
         }
+        uncounted.set_range(first, len, false);
         if let Some(s) = self.sections.get(&last) {
             // SAFETY: The section's counters are detached in `collect`
             // before the section is removed from the tree and dropped.
@@ -262,7 +320,12 @@ impl Registry {
 
     /// The module of `section` goes away: forget its tags, keep copies of
     /// the call sites that still have memory allocated.
-    pub(crate) fn remove(&mut self, section: TagSection, counters: &Counters) {
+    pub(crate) fn remove(
+        &mut self,
+        section: TagSection,
+        counters: &Counters,
+        uncounted: &Uncounted,
+    ) {
         let owner = section.owner();
         let Some(s) = self
             .sections
@@ -281,6 +344,9 @@ impl Registry {
                 let totals = counters.read(id);
                 if totals.is_zero() {
                     continue;
+                }
+                if tag.inaccurate() {
+                    uncounted.set(id);
                 }
                 let site = tag.site();
                 pr_info!(
@@ -325,6 +391,15 @@ impl Registry {
         }
     }
 
+    /// Flags every call site of the loaded images: allocations may have
+    /// been made there that were not counted (profiling starts late, or
+    /// was off for a while).
+    pub(crate) fn flag_all(&self, uncounted: &Uncounted) {
+        for s in self.sections.values().filter(|s| s.tags.is_some()) {
+            uncounted.set_range(s.first, s.len, true);
+        }
+    }
+
     /// Per-CPU memory of the counters of every section, a CPU's share.
     pub(crate) fn counter_bytes(&self) -> usize {
         self.sections
@@ -353,18 +428,19 @@ impl Registry {
         }
     }
 
-    /// Calls `f` with call site `id`'s names, and whether its module is
-    /// gone; nothing if `id` names no call site.
-    pub(crate) fn with_site(&mut self, id: SiteId, f: impl FnOnce(&Site<'_>, bool)) {
+    /// Calls `f` with call site `id`'s names, whether its module is gone,
+    /// and whether the kernel flagged it as not fully accounted; nothing if
+    /// `id` names no call site.
+    pub(crate) fn with_site(&mut self, id: SiteId, f: impl FnOnce(&Site<'_>, bool, bool)) {
         let Some(s) = self.section_of(id) else {
             return;
         };
         if let Some(tags) = &s.tags {
             // SAFETY: The section is registered while we hold the registry.
             let tag = unsafe { tags.tag(id.index() - s.first.index()) };
-            f(&tag.site(), false);
+            f(&tag.site(), false, tag.inaccurate());
         } else if let Some(d) = s.dead.iter().find(|d| d.id == id) {
-            f(&d.site(), true);
+            f(&d.site(), true, false);
         }
     }
 
@@ -381,13 +457,21 @@ impl Registry {
         }
     }
 
-    /// Writes call site `id`'s line in upstream's format (an unloaded
-    /// module's only while it has memory allocated).
-    pub(crate) fn show(&mut self, out: &mut SeqFile, id: SiteId, counters: &Counters) {
+    /// Writes call site `id`'s line in upstream's format `format` (an
+    /// unloaded module's only while it has memory allocated).
+    pub(crate) fn show(
+        &mut self,
+        out: &mut SeqFile,
+        id: SiteId,
+        counters: &Counters,
+        uncounted: &Uncounted,
+        format: Format,
+    ) {
         let totals = counters.read(id);
-        self.with_site(id, |site, gone| {
+        self.with_site(id, |site, gone, flagged| {
             if !gone || !totals.is_zero() {
-                write_line(out, totals, site);
+                let accurate = !flagged && !uncounted.get(id);
+                write_line(out, totals, site, format == Format::V2 && !accurate);
             }
         });
     }
@@ -409,9 +493,10 @@ impl core::fmt::Display for BStr<'_> {
     }
 }
 
-/// `"%12lli %8llu "`, then `file:line [module] func:name`, then `" \n"`, as
-/// upstream's `alloc_tag_to_text()`.
-fn write_line(out: &mut SeqFile, totals: Totals, site: &Site<'_>) {
+/// `"%12lli %8llu "`, then `file:line [module] func:name`, then
+/// `" accurate:no"` if asked for (format 2.0), then `" \n"`, as upstream's
+/// `alloc_tag_to_text()`.
+fn write_line(out: &mut SeqFile, totals: Totals, site: &Site<'_>, inaccurate: bool) {
     let _ = write!(out, "{:12} {:8} ", totals.bytes, totals.calls);
     out.write(site.file);
     let _ = write!(out, ":{}", site.line);
@@ -422,5 +507,8 @@ fn write_line(out: &mut SeqFile, totals: Totals, site: &Site<'_>) {
     }
     out.write(b" func:");
     out.write(site.function);
+    if inaccurate {
+        out.write(b" accurate:no");
+    }
     out.write(b" \n");
 }

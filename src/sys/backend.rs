@@ -65,6 +65,16 @@ impl Tag {
         unsafe { ptr::read_volatile(ptr::addr_of!((*self.0.as_ptr()).backend)) as u64 }
     }
 
+    /// Whether the kernel flagged the call site as not fully accounted
+    /// (`CODETAG_FLAG_INACCURATE`: an object without a slot, an allocation
+    /// the boot record could not hold).
+    pub(crate) fn inaccurate(self) -> bool {
+        // SAFETY: By the type invariant the tag is valid; the kernel only
+        // ever sets the flag, with a plain store to an aligned word.
+        let flags = unsafe { ptr::read_volatile(ptr::addr_of!((*self.0.as_ptr()).ct.flags)) };
+        flags & bindings::CODETAG_FLAG_INACCURATE != 0
+    }
+
     /// Sets the tag's call-site id.
     pub(crate) fn set_id(self, id: u64) {
         // SAFETY: By the type invariant the tag is valid and writable (the
@@ -368,6 +378,30 @@ impl<B: Backend> Table<B> {
     };
 }
 
+/// A number that differs for every call since boot: a back end's
+/// registration writes it into its slot values (see `slab.rs`).
+pub(crate) fn new_generation() -> u32 {
+    // SAFETY: No requirements: an atomic counter.
+    unsafe { bindings::alloc_tag_backend_new_generation() }
+}
+
+/// What a registration started with: the kernel's record of the call sites
+/// of every allocation since boot (`alloc_tag.record=1`), handed to the
+/// hooks while registering, or nothing.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Adoption {
+    /// Page allocations handed over.
+    pub(crate) pages: u64,
+    /// Slab and percpu objects handed over.
+    pub(crate) objects: u64,
+    /// Their bytes.
+    pub(crate) bytes: u64,
+    /// Allocations of modules that unloaded while the kernel recorded.
+    pub(crate) lost: u64,
+    /// How long the machine was stopped for it, in nanoseconds.
+    pub(crate) ns: u64,
+}
+
 /// The registration of a back end, which owns the data its hooks get;
 /// unregisters on drop, then frees the data.
 ///
@@ -378,7 +412,7 @@ impl<B: Backend> Table<B> {
 pub(crate) struct Registration<D: Send + Sync + 'static> {
     /// The table given to the kernel: unregistering must name the same one.
     ops: &'static bindings::alloc_tag_backend,
-    generation: u32,
+    adoption: Option<Adoption>,
     data: Pin<KBox<D>>,
 }
 
@@ -392,28 +426,37 @@ unsafe impl<D: Send + Sync + 'static> Sync for Registration<D> {}
 impl<D: Send + Sync + 'static> Registration<D> {
     /// Registers the hooks of `B` with `data`: `section_add` runs for
     /// vmlinux and every loaded module before this returns, and the
-    /// free-side hooks are live.  The alloc side starts with
-    /// [`Registration::enable`].  `EBUSY` if a back end is registered
-    /// already.
+    /// free-side hooks are live.  If the kernel recorded from boot and
+    /// nothing registered since, the hooks get every recorded allocation
+    /// (`page_alloc`, `obj_alloc`) before this returns, and profiling is
+    /// on.  Otherwise the alloc side starts with [`Registration::enable`].
+    /// `EBUSY` if a back end is registered already.
     pub(crate) fn register<B: Backend<Data = D>>(data: Pin<KBox<D>>) -> Result<Self> {
         let raw = ptr::from_ref::<D>(&*data).cast_mut().cast::<c_void>();
         REGISTERED
             .compare_exchange(ptr::null_mut(), raw, Ordering::AcqRel, Ordering::Relaxed)
             .map_err(|_| EBUSY)?;
         let ops: &'static bindings::alloc_tag_backend = &Table::<B>::OPS;
-        let mut generation: c_uint = 0;
+        let mut adoption = bindings::alloc_tag_adoption::default();
         // SAFETY: `ops` is a promoted constant, so it lives for the whole
         // program; the hooks it names find `data` through `REGISTERED`, set
         // above, and `data` lives until after unregistering.
-        let ret = to_result(unsafe { bindings::alloc_tag_backend_register(ops, &mut generation) });
+        let ret = to_result(unsafe { bindings::alloc_tag_backend_register(ops, &mut adoption) });
         if let Err(e) = ret {
             REGISTERED.store(ptr::null_mut(), Ordering::Release);
             return Err(e);
         }
+        let adoption = adoption.adopted.then_some(Adoption {
+            pages: adoption.pages as u64,
+            objects: adoption.objs as u64,
+            bytes: adoption.bytes as u64,
+            lost: adoption.lost as u64,
+            ns: adoption.ns,
+        });
         // INVARIANT: Registered, and `REGISTERED` points to `data`.
         Ok(Self {
             ops,
-            generation,
+            adoption,
             data,
         })
     }
@@ -423,9 +466,9 @@ impl<D: Send + Sync + 'static> Registration<D> {
         &self.data
     }
 
-    /// A number that differs for every registration since boot.
-    pub(crate) fn generation(&self) -> u32 {
-        self.generation
+    /// What the kernel's boot record handed over, if it did.
+    pub(crate) fn adoption(&self) -> Option<Adoption> {
+        self.adoption
     }
 
     /// Turns the alloc-side hooks (profiling) on or off.
