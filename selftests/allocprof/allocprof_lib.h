@@ -206,7 +206,24 @@ struct ap_fig {
 	long long bytes;
 	unsigned long long calls;
 	int found;
+	int inaccurate;		/* format 2.0's "accurate:no" */
 };
+
+#define AP_INACCURATE " accurate:no "
+
+/*
+ * Cuts format 2.0's " accurate:no" off a line, leaving the tail that
+ * version 1.0 has (" func:name "); returns whether it was there.
+ */
+static inline int ap_cut_inaccurate(char *line)
+{
+	size_t l = strlen(line), t = strlen(AP_INACCURATE);
+
+	if (l < t || strcmp(line + l - t, AP_INACCURATE))
+		return 0;
+	strcpy(line + l - t, " ");
+	return 1;
+}
 
 /*
  * The figures of every line of the call site "... [module] func:func"
@@ -228,8 +245,8 @@ static inline int ap_site_lines(const char *module, const char *func, struct ap_
 	if (!buf)
 		return -1;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct ap_fig f = { 0, 0, 1, ap_cut_inaccurate(line) };
 		size_t l = strlen(line), t = strlen(tail);
-		struct ap_fig f = { 0, 0, 1 };
 
 		if (l < t || strcmp(line + l - t, tail))
 			continue;
@@ -251,7 +268,7 @@ static inline int ap_site_lines(const char *module, const char *func, struct ap_
  */
 static inline struct ap_fig ap_site(const char *module, const char *func)
 {
-	struct ap_fig figs[8], fig = { 0, 0, 0 };
+	struct ap_fig figs[8], fig = { 0, 0, 0, 0 };
 	int n = ap_site_lines(module, func, figs, 8);
 
 	/* The figures of the last line; found counts the lines. */
