@@ -1,10 +1,13 @@
 #!/bin/sh
 # Runs in the guest (bench/run): the benchmark of one boot.
 #   sh guest.sh BOOT RUNS MODULE_PARAMS EXTRAS
-# BOOT: noprof | upstream | upstream-off | base.  The base boot measures
-# three configurations in turn: base (allocprof not loaded, before any
-# load), then allocprof-on and allocprof-off alternately (vm.mem_profiling
-# switched between runs).  RUNS: module loads per configuration.
+# BOOT: noprof | upstream | upstream-off | base | record | cover-*.  The
+# base boot measures three configurations in turn: base (allocprof not
+# loaded, before any load), then allocprof-on and allocprof-off alternately
+# (vm.mem_profiling switched between runs).  The record boot (booted with
+# alloc_tag.record=1) measures the recording kernel, then times allocprof's
+# adoption of the record.  A cover-* boot only measures the coverage right
+# after boot.  RUNS: module loads per configuration.
 # MODULE_PARAMS: the iteration counts for allocprof_bench.ko.  EXTRAS: 1 to
 # also take the memory figures, the /proc/allocinfo read cost, the
 # fork/exec loop and the whole-system load (hackbench).
@@ -71,7 +74,51 @@ extras() {
 	echo "cfg=$cfg fig=page_frames n=$(awk '$1 == "spanned" { s += $2 } END { print s }' /proc/zoneinfo)" >>"$out"
 }
 
+# The bytes /proc/allocinfo attributes, and MemTotal - MemFree.
+coverage() {
+	cfg=$1
+	awk -v cfg="$cfg" 'NR > 2 { s += $1 } END { printf "cfg=%s fig=coverage bytes=%d", cfg, s }' /proc/allocinfo >>"$out"
+	awk '/^MemTotal:/ { t = $2 } /^MemFree:/ { f = $2 } END { printf " used=%d\n", (t - f) * 1024 }' /proc/meminfo >>"$out"
+	# The big users right after boot: the rootfs' tmpfs folios, slab pages,
+	# thread stacks (all lines of each function).
+	for fn in shmem_alloc_folio alloc_slab_page alloc_thread_stack_node; do
+		awk -v cfg="$cfg" -v fn="$fn" '$NF == "func:" fn || $(NF-1) == "func:" fn { b += $1; c += $2 }
+			END { printf "cfg=%s fig=cover_site func=%s bytes=%d calls=%d\n", cfg, fn, b, c }' /proc/allocinfo >>"$out"
+	done
+}
+
+# The adoption of the kernel's record, as allocprof's load message gives it.
+adoption() {
+	dmesg | sed -n 's/.*allocprof: counting since boot: adopted the kernel.s record of \([0-9]*\) page allocations and \([0-9]*\) objects, \([0-9]*\) bytes, in \([0-9]*\) us.*/cfg='"$1"' fig=adoption pages=\1 objects=\2 bytes=\3 us=\4/p' >>"$out"
+	grep -q "^cfg=$1 fig=adoption" "$out" || { echo "bench: allocprof did not adopt the record"; dmesg | grep allocprof; exit 1; }
+}
+
 case "$boot" in
+cover-upstream)
+	coverage "$boot"
+	;;
+cover-early)
+	grep -q '^allocprof ' /proc/modules || { echo "bench: allocprof was not loaded from the initramfs"; exit 1; }
+	coverage "$boot"
+	;;
+cover-late | cover-record)
+	modprobe allocprof
+	[ "$boot" = cover-late ] || adoption "$boot"
+	coverage "$boot"
+	;;
+record)
+	# before bench() clears the kernel log
+	dmesg | sed -n 's/.*alloc_tag: recording call sites from boot (\([0-9]*\) KiB.*/cfg=record fig=record_array kib=\1/p' >>"$out"
+	k=1
+	while [ $k -le "$runs" ]; do
+		bench record $k
+		k=$((k + 1))
+	done
+	extras record
+	modprobe allocprof
+	adoption record
+	rmmod allocprof
+	;;
 noprof | upstream | upstream-off)
 	# upstream's page_ext, as the boot log tells it
 	dmesg | sed -n 's/.*allocated \([0-9]*\) bytes of page_ext.*/cfg='"$boot"' fig=page_ext_boot bytes=\1/p' >>"$out"

@@ -19,7 +19,18 @@ CONFIGS = [
     ("base", "4. patched kernel, allocprof not loaded"),
     ("allocprof-on", "5. allocprof loaded, profiling on"),
     ("allocprof-off", "6. allocprof loaded, vm.mem_profiling=0"),
+    ("record", "7. patched kernel booted alloc_tag.record=1, allocprof not loaded"),
 ]
+# The coverage boots: bytes in /proc/allocinfo over MemTotal - MemFree right
+# after boot.
+COVERS = [
+    ("cover-upstream", "upstream's built-in profiler"),
+    ("cover-record", "allocprof from a shell, kernel booted alloc_tag.record=1"),
+    ("cover-early", "allocprof from the initramfs, no record"),
+    ("cover-late", "allocprof from a shell, no record"),
+]
+# Issue #14's goal: with the record, within 5 points of upstream's coverage.
+COVER_POINTS = 5.0
 LOOPS = [
     ("kmalloc", "kmalloc+kfree"),
     ("page", "page alloc+free"),
@@ -168,6 +179,11 @@ def extra_tables(rows):
             kib = statistics.median(float(r["kib"]) for r in load)
             refs = f"{kib:,.0f} KiB (PFN array)"
             per = load[0]["bytes_per_page"]
+        elif cfg == "record":
+            kib = med(figs(rows, cfg, "record_array", "kib"))
+            if kib is not None:
+                refs = f"{kib:,.0f} KiB (boot record, freed at adoption)"
+                per = f"{kib * 1024 / frames:.1f}"
         cells = [refs, per, f"{tot:,.0f} KiB" if tot else ""]
         print(f"| {name} | " + " | ".join(cells) + " |")
     pe_site = [r for r in rows if r.get("fig") == "allocinfo_page_ext" and float(r["bytes"]) > 0]
@@ -302,6 +318,64 @@ def target_table(rows):
         print(f"| reading /proc/allocinfo no dearer than upstream's | | {fmt(net['allocprof-on'])} "
               f"against {fmt(net['upstream-on'])} ns a read | "
               f"{verdict(net['allocprof-on'] <= net['upstream-on'])} |")
+    cov = coverage(rows)
+    if "cover-upstream" in cov:
+        up = statistics.median(cov["cover-upstream"])
+        rec = statistics.median(cov["cover-record"]) if "cover-record" in cov else None
+        fig = "not measured" if rec is None else f"{rec:.1f} % against upstream's {up:.1f} %"
+        print(f"| coverage with the record within {COVER_POINTS:g} points of upstream's | | {fig} | "
+              f"{verdict(rec is not None and rec >= up - COVER_POINTS)} |")
+    print()
+
+
+def coverage(rows):
+    """Median coverage (percent) of each coverage boot, with its samples."""
+    out = {}
+    for cfg, _ in COVERS:
+        xs = [100.0 * float(r["bytes"]) / float(r["used"]) for r in rows
+              if r.get("cfg") == cfg and r.get("fig") == "coverage" and float(r.get("used", 0)) > 0]
+        if xs:
+            out[cfg] = xs
+    return out
+
+
+def coverage_table(rows):
+    cov = coverage(rows)
+    if not cov:
+        return
+    print("### Coverage right after boot (bytes in /proc/allocinfo over MemTotal − MemFree)\n")
+    print("| configuration | coverage (median) | range | bytes attributed | in use |")
+    print("|---|---:|---:|---:|---:|")
+    for cfg, name in COVERS:
+        if cfg not in cov:
+            continue
+        b = med([float(r["bytes"]) for r in rows if r.get("cfg") == cfg and r.get("fig") == "coverage"])
+        u = med([float(r["used"]) for r in rows if r.get("cfg") == cfg and r.get("fig") == "coverage"])
+        xs = cov[cfg]
+        print(f"| {name} | {statistics.median(xs):.1f} % | {min(xs):.1f}–{max(xs):.1f} % | "
+              f"{b / 2**20:.1f} MiB | {u / 2**20:.1f} MiB |")
+    sites = sorted({r["func"] for r in rows if r.get("fig") == "cover_site"})
+    if sites:
+        print("\nThe biggest users right after boot, bytes (median), as each configuration "
+              "attributes them:\n")
+        print("| configuration | " + " | ".join(f"`{f}`" for f in sites) + " |")
+        print("|---|" + "---:|" * len(sites))
+        for cfg, name in COVERS:
+            cells = []
+            for f in sites:
+                b = med([float(r["bytes"]) for r in rows
+                         if r.get("cfg") == cfg and r.get("fig") == "cover_site" and r["func"] == f])
+                cells.append("" if b is None else f"{b / 2**20:.2f} MiB")
+            print(f"| {name} | " + " | ".join(cells) + " |")
+    ad = [r for r in rows if r.get("fig") == "adoption"]
+    if ad:
+        us = [float(r["us"]) for r in ad]
+        print(f"\nThe adoption of the record (the machine stopped while allocprof's hooks take every "
+              f"recorded allocation), from allocprof's load message: median {statistics.median(us):,.0f} µs "
+              f"(range {min(us):,.0f}–{max(us):,.0f} µs, {len(us)} loads), for about "
+              f"{statistics.median(float(r['pages']) for r in ad):,.0f} page allocations and "
+              f"{statistics.median(float(r['objects']) for r in ad):,.0f} objects "
+              f"(guest time: under -icount, 1 µs is 1,000 instructions).")
     print()
 
 
@@ -335,6 +409,7 @@ def main():
     for mode in ("icount", "tcg"):
         timing_tables(rows, mode)
     extra_tables(rows)
+    coverage_table(rows)
 
 
 if __name__ == "__main__":
