@@ -17,12 +17,15 @@
 //! take, straight into the `seq_file` buffer: no allocation per line.
 
 use core::sync::atomic::{AtomicBool, Ordering};
-use kernel::{error::Result, prelude::*};
+use kernel::{error::Result, new_mutex, prelude::*, sync::Mutex};
 
 use crate::sys::param::ParamValue;
-use crate::sys::procfs::{SeqFile, SeqSource};
+use crate::sys::procfs::{Ioctl, IoctlArg, SeqFile, SeqSource};
+use crate::sys::uapi::{self, Filter, Record};
+use crate::tags::Registry;
 use crate::tags::SiteId;
 use crate::with_profiler;
+use crate::Profiler;
 
 /// The format of `/proc/allocinfo`.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -75,7 +78,211 @@ impl ParamValue for FormatParam {
 /// The contents of `/proc/allocinfo`.
 pub(crate) struct AllocInfo;
 
+/// Where an open file's `GET_NEXT` goes on from.
+#[derive(Clone, Copy)]
+enum Position {
+    /// Nothing returned yet, or the end was reached: the first record.
+    Start,
+    /// After the call site of this id.
+    After(SiteId),
+    /// A `GET_AT` found nothing: the next `GET_NEXT` ends, then starts over.
+    End,
+}
+
+/// What an open `/proc/allocinfo` keeps for its `ioctl()` queries, as
+/// upstream's does: the position and the filter of the last `GET_AT`.
+struct CursorState {
+    position: Position,
+    filter: uapi::FilterBuf,
+}
+
+/// The `ioctl()` state of an open `/proc/allocinfo`; one query at a time.
+#[pin_data]
+pub(crate) struct Cursor {
+    #[pin]
+    state: Mutex<CursorState>,
+}
+
+/// The record of call site `id` if it passes filter `f`, as the interface
+/// returns it.  Names, line and accuracy are tested first, the per-CPU
+/// counters are summed only for a call site that passed them.  `None` also
+/// for a call site the text file does not show (one of a module gone, with
+/// nothing allocated any more).
+fn record(
+    p: &Profiler,
+    registry: &mut Registry,
+    id: SiteId,
+    f: &Filter<'_>,
+) -> Option<uapi::TagDataBuf> {
+    let mut out = None;
+    registry.with_site(id, |site, gone, flagged| {
+        let name_is = |name: &[u8], template: &[u8]| uapi::name_suffix(name) == template;
+        let inaccurate = flagged || p.uncounted.get(id);
+        let m = f.mask;
+        if m & uapi::MASK_MODNAME != 0
+            && !site
+                .module
+                .map_or(f.modname.is_empty(), |name| name_is(name, f.modname))
+        {
+            return;
+        }
+        if (m & uapi::MASK_FUNCTION != 0 && !name_is(site.function, f.function))
+            || (m & uapi::MASK_FILENAME != 0 && !name_is(site.file, f.filename))
+            || (m & uapi::MASK_LINENO != 0 && u64::from(site.line) != f.lineno)
+            || (m & uapi::MASK_INACCURATE != 0 && inaccurate != f.inaccurate)
+        {
+            return;
+        }
+        let totals = p.counters.read(id);
+        if gone && totals.is_zero() {
+            return;
+        }
+        let bytes = totals.bytes as u64;
+        if (m & uapi::MASK_MIN_SIZE != 0 && bytes < f.min_size)
+            || (m & uapi::MASK_MAX_SIZE != 0 && bytes > f.max_size)
+        {
+            return;
+        }
+        out = Some(uapi::tag_data(&Record {
+            module: site.module.unwrap_or(b""),
+            function: site.function,
+            file: site.file,
+            line: site.line.into(),
+            bytes,
+            calls: totals.calls,
+            accurate: !inaccurate,
+        }));
+    });
+    out
+}
+
+/// The first call site from `from` on that passes `f`, with its record.
+fn next_record(
+    p: &Profiler,
+    registry: &mut Registry,
+    mut from: Option<SiteId>,
+    f: &Filter<'_>,
+) -> Option<(SiteId, uapi::TagDataBuf)> {
+    while let Some(id) = registry.seek(from?) {
+        if let Some(r) = record(p, registry, id, f) {
+            return Some((id, r));
+        }
+        from = SiteId::new(id.get().checked_add(1)?);
+    }
+    None
+}
+
+/// The first call site id.
+fn first() -> Option<SiteId> {
+    SiteId::new(1)
+}
+
+fn get_at(cursor: &Cursor, arg: IoctlArg<uapi::GetAtBuf>) -> Result<i64> {
+    let mut b = arg.read()?;
+    let f = uapi::get_at_filter(&b);
+    let both = uapi::MASK_MIN_SIZE | uapi::MASK_MAX_SIZE;
+    if f.mask & !uapi::MASKS != 0 || (f.mask & both == both && f.min_size > f.max_size) {
+        return Err(EINVAL);
+    }
+    let pos = uapi::get_at_pos(&b);
+    let mut state = cursor.state.lock();
+    let found = with_profiler(|p| {
+        let mut registry = p.registry.lock();
+        let all = Filter {
+            mask: 0,
+            ..uapi::get_at_filter(&b)
+        };
+        // Past the end of the whole file: nothing changes.
+        let mut n = 0u64;
+        let mut from = first();
+        while let Some((id, _)) = next_record(p, &mut registry, from, &all) {
+            n += 1;
+            if n > pos {
+                break;
+            }
+            from = SiteId::new(id.get().checked_add(1).unwrap_or(0));
+        }
+        if n <= pos {
+            return Err(ENOENT);
+        }
+        state.filter = if f.mask != 0 {
+            uapi::filter_bytes(&b)
+        } else {
+            [0; core::mem::size_of::<uapi::FilterBuf>()]
+        };
+        let mut from = first();
+        let mut skip = pos;
+        while let Some((id, r)) = next_record(p, &mut registry, from, &f) {
+            if skip == 0 {
+                return Ok(Some((id, r)));
+            }
+            skip -= 1;
+            from = SiteId::new(id.get().checked_add(1).unwrap_or(0));
+        }
+        Ok(None)
+    })
+    .unwrap_or(Err(ENOENT))?;
+    let Some((id, r)) = found else {
+        if !matches!(state.position, Position::Start) {
+            state.position = Position::End;
+        }
+        return Err(ENOENT);
+    };
+    state.position = Position::After(id);
+    uapi::set_get_at_data(&mut b, &r);
+    drop(state);
+    arg.write(&b)?;
+    Ok(0)
+}
+
+fn get_next(cursor: &Cursor, arg: IoctlArg<uapi::TagDataBuf>) -> Result<i64> {
+    let mut state = cursor.state.lock();
+    let from = match state.position {
+        Position::Start => first(),
+        Position::After(id) => SiteId::new(id.get().checked_add(1).unwrap_or(0)),
+        Position::End => None,
+    };
+    let filter_buf = uapi::with_filter(&state.filter);
+    let f = uapi::get_at_filter(&filter_buf);
+    let found = with_profiler(|p| next_record(p, &mut p.registry.lock(), from, &f)).flatten();
+    let Some((id, r)) = found else {
+        state.position = Position::Start;
+        return Err(ENOENT);
+    };
+    state.position = Position::After(id);
+    drop(state);
+    arg.write(&r)?;
+    Ok(0)
+}
+
 impl SeqSource for AllocInfo {
+    type Open = Cursor;
+
+    fn open() -> Result<Pin<KBox<Cursor>>> {
+        KBox::pin_init(
+            pin_init!(Cursor {
+                state <- new_mutex!(CursorState {
+                    position: Position::Start,
+                    filter: [0; core::mem::size_of::<uapi::FilterBuf>()],
+                }),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    fn ioctl(cursor: &Cursor, cmd: Ioctl) -> Result<i64> {
+        match cmd.cmd {
+            uapi::IOC_CONTENT_ID => {
+                let id = with_profiler(|p| p.registry.lock().content_id(p.generation)).unwrap_or(0);
+                cmd.arg().write(&uapi::content_id(id))?;
+                Ok(0)
+            }
+            uapi::IOC_GET_AT => get_at(cursor, cmd.arg()),
+            uapi::IOC_GET_NEXT => get_next(cursor, cmd.arg()),
+            _ => Err(ENOTTY),
+        }
+    }
+
     fn seek(pos: u64) -> Option<u64> {
         if pos == 0 {
             return Some(0);

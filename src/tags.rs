@@ -211,6 +211,8 @@ pub(crate) struct Registry {
     sections: RBTree<u16, Section>,
     /// One bit per id: handed out or not.  Id 0 is always taken.
     used: KVec<u64>,
+    /// Sections added and removed so far.
+    changes: u64,
 }
 
 impl Registry {
@@ -221,6 +223,7 @@ impl Registry {
         Ok(Self {
             sections: RBTree::new(),
             used,
+            changes: 0,
         })
     }
 
@@ -264,6 +267,7 @@ impl Registry {
         counters: &Counters,
         uncounted: &Uncounted,
     ) -> Result {
+        self.changes += 1;
         self.collect(counters);
         let len = section.len();
         if len == 0 {
@@ -326,6 +330,7 @@ impl Registry {
         counters: &Counters,
         uncounted: &Uncounted,
     ) {
+        self.changes += 1;
         let owner = section.owner();
         let Some(s) = self
             .sections
@@ -398,6 +403,14 @@ impl Registry {
         for s in self.sections.values().filter(|s| s.tags.is_some()) {
             uncounted.set_range(s.first, s.len, true);
         }
+    }
+
+    /// A number that changes whenever a module's call sites come or go
+    /// (`ALLOCINFO_IOC_CONTENT_ID`): the registration's `generation` and
+    /// the count of sections added and removed, so that it also changes
+    /// when allocprof itself is reloaded.
+    pub(crate) fn content_id(&self, generation: u32) -> u64 {
+        (u64::from(generation) << 32) | (self.changes & 0xffff_ffff)
     }
 
     /// Per-CPU memory of the counters of every section, a CPU's share.

@@ -20,3 +20,4 @@ pub(crate) mod procfs;
 pub(crate) mod stack;
 pub(crate) mod sync;
 pub(crate) mod sysctl;
+pub(crate) mod uapi;

@@ -1,9 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A read-only `/proc` file produced through `seq_file`.
+//! A read-only `/proc` file produced through `seq_file`, with `ioctl()`
+//! commands that keep state per open file.
 
-use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
-use kernel::{bindings, error::code::ENOMEM, error::Result, ffi::c_int, str::CStr};
+use core::{
+    ffi::c_void,
+    marker::PhantomData,
+    mem::{size_of, MaybeUninit},
+    pin::Pin,
+    ptr::NonNull,
+};
+use kernel::{
+    alloc::KBox,
+    bindings,
+    error::{code::ENOMEM, Error, Result},
+    ffi::{c_int, c_long, c_uint, c_ulong},
+    str::CStr,
+    uaccess::UserSlice,
+};
 
 /// The `seq_file` being filled by a read.
 pub(crate) struct SeqFile(*mut bindings::seq_file);
@@ -25,15 +39,87 @@ impl core::fmt::Write for SeqFile {
     }
 }
 
+/// Plain data that may be copied from and to user memory as bytes: every
+/// bit pattern is a valid value, and it has no padding bytes.
+///
+/// # Safety
+///
+/// Implementors must be such types (the `#[repr(C)]` structures of a uapi
+/// header made of integers and byte arrays, with explicit padding).
+pub(crate) unsafe trait UserData: Sized {}
+
+/// The argument of an `ioctl()` call: a user pointer to a `T`.
+pub(crate) struct IoctlArg<T: UserData> {
+    ptr: usize,
+    _t: PhantomData<T>,
+}
+
+impl<T: UserData> IoctlArg<T> {
+    /// Copies the `T` in; `EFAULT` if the memory cannot be read.
+    pub(crate) fn read(&self) -> Result<T> {
+        let mut v = MaybeUninit::<T>::zeroed();
+        // SAFETY: `v` is `size_of::<T>()` bytes long; `MaybeUninit<u8>`
+        // may hold any byte.
+        let bytes = unsafe {
+            core::slice::from_raw_parts_mut(
+                v.as_mut_ptr().cast::<MaybeUninit<u8>>(),
+                size_of::<T>(),
+            )
+        };
+        UserSlice::new(self.ptr, size_of::<T>())
+            .reader()
+            .read_raw(bytes)?;
+        // SAFETY: Every byte was written, and any bytes are a valid `T`
+        // (`UserData`).
+        Ok(unsafe { v.assume_init() })
+    }
+
+    /// Copies `v` out; `EFAULT` if the memory cannot be written.
+    pub(crate) fn write(&self, v: &T) -> Result {
+        // SAFETY: A `T` has no padding (`UserData`), so all its bytes are
+        // initialised.
+        let bytes = unsafe {
+            core::slice::from_raw_parts(core::ptr::from_ref(v).cast::<u8>(), size_of::<T>())
+        };
+        UserSlice::new(self.ptr, size_of::<T>())
+            .writer()
+            .write_slice(bytes)
+    }
+}
+
+/// An `ioctl()` command of a `/proc` file: its number and user argument.
+pub(crate) struct Ioctl {
+    pub(crate) cmd: u32,
+    arg: usize,
+}
+
+impl Ioctl {
+    /// The argument as a pointer to a `T`.
+    pub(crate) fn arg<T: UserData>(&self) -> IoctlArg<T> {
+        IoctlArg {
+            ptr: self.arg,
+            _t: PhantomData,
+        }
+    }
+}
+
 /// What a `/proc` file shows: a sequence of items with sparse positions.
 ///
 /// Items are found by position, so a reader that comes back after its
 /// buffer filled up, or after the items changed, continues where it was.
 pub(crate) trait SeqSource {
+    /// What each open file keeps for its `ioctl()` commands.
+    type Open: Send + Sync;
+
     /// The first item at or after position `pos`, if there is one.
     fn seek(pos: u64) -> Option<u64>;
     /// Writes item `item` (a value `seek` returned).
     fn show(out: &mut SeqFile, item: u64);
+    /// The state of a newly opened file.
+    fn open() -> Result<Pin<KBox<Self::Open>>>;
+    /// Runs `ioctl()` command `cmd` on an open file; returns the value for
+    /// user space.  `ENOTTY` for a command it does not know.
+    fn ioctl(open: &Self::Open, cmd: Ioctl) -> Result<i64>;
 }
 
 /// `seq_file` tokens are non-NULL pointers: item `i` is `i + 1`.
@@ -74,6 +160,22 @@ extern "C" fn seq_show<S: SeqSource>(m: *mut bindings::seq_file, v: *mut c_void)
     0
 }
 
+/// The per-file state of an open file: `seq_file.private`, set at open.
+///
+/// # Safety
+///
+/// `file` is an open file of a `ProcFile<S>`, between `proc_open::<S>` and
+/// `proc_release::<S>`.
+unsafe fn open_state<'a, S: SeqSource>(file: *mut bindings::file) -> &'a S::Open {
+    // SAFETY: `seq_open` made `private_data` the file's `seq_file`, whose
+    // `private` `proc_open` set to a pinned box, freed only at release.
+    unsafe {
+        &*(*(*file).private_data.cast::<bindings::seq_file>())
+            .private
+            .cast::<S::Open>()
+    }
+}
+
 /// # Safety
 ///
 /// Called by procfs with a valid inode and file.
@@ -81,9 +183,60 @@ unsafe extern "C" fn proc_open<S: SeqSource>(
     _inode: *mut bindings::inode,
     file: *mut bindings::file,
 ) -> c_int {
+    let state = match S::open() {
+        Ok(state) => state,
+        Err(e) => return e.to_errno(),
+    };
     // SAFETY: `file` is being opened; `SEQ_OPS` is a promoted constant that
     // lives for the whole program.
-    unsafe { bindings::seq_open(file, &Table::<S>::SEQ_OPS) }
+    let ret = unsafe { bindings::seq_open(file, &Table::<S>::SEQ_OPS) };
+    if ret != 0 {
+        return ret;
+    }
+    // SAFETY: `seq_open` succeeded: `private_data` is the file's `seq_file`.
+    // The box is never moved out of (it stays pinned) and is freed in
+    // `proc_release`.
+    unsafe {
+        (*(*file).private_data.cast::<bindings::seq_file>()).private =
+            KBox::into_raw(Pin::into_inner_unchecked(state)).cast::<c_void>();
+    }
+    0
+}
+
+/// # Safety
+///
+/// Called by procfs with a file that `proc_open::<S>` opened.
+unsafe extern "C" fn proc_release<S: SeqSource>(
+    inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: `private` is the box `proc_open` made; nothing uses it after
+    // the file's release.
+    drop(unsafe {
+        KBox::from_raw(
+            (*(*file).private_data.cast::<bindings::seq_file>())
+                .private
+                .cast::<S::Open>(),
+        )
+    });
+    // SAFETY: The file was opened with `seq_open`.
+    unsafe { bindings::seq_release(inode, file) }
+}
+
+/// # Safety
+///
+/// Called by procfs with a file that `proc_open::<S>` opened.
+unsafe extern "C" fn proc_ioctl<S: SeqSource>(
+    file: *mut bindings::file,
+    cmd: c_uint,
+    arg: c_ulong,
+) -> c_long {
+    // SAFETY: By the function's safety requirement.
+    let open = unsafe { open_state::<S>(file) };
+    match S::ioctl(open, Ioctl { cmd, arg }) {
+        Ok(v) => v as c_long,
+        Err(e) => Error::to_errno(e) as c_long,
+    }
 }
 
 struct Table<S>(PhantomData<S>);
@@ -100,7 +253,12 @@ impl<S: SeqSource> Table<S> {
         proc_open: Some(proc_open::<S>),
         proc_read_iter: Some(bindings::seq_read_iter),
         proc_lseek: Some(bindings::seq_lseek),
-        proc_release: Some(bindings::seq_release),
+        proc_release: Some(proc_release::<S>),
+        proc_ioctl: Some(proc_ioctl::<S>),
+        // Every argument is a pointer to structures laid out the same for
+        // 32-bit callers.
+        #[cfg(CONFIG_COMPAT)]
+        proc_compat_ioctl: Some(bindings::compat_ptr_ioctl),
         // SAFETY: All-zero is a valid `proc_ops`: no flags, no other ops.
         ..unsafe { core::mem::zeroed() }
     };
