@@ -83,6 +83,7 @@ selftests: setup
 	@rm -rf $(GUEST)/kselftest && mkdir -p $(GUEST)/selftests-build $(GUEST)/kselftest
 	@ksrc=$(SELFTESTS_KSRC); \
 	$(MAKE) --no-print-directory -s -C selftests/allocprof KSRC=$$ksrc \
+		ALLOC_TAG_UAPI=$$(scripts/kernel-source patched)/include/uapi/linux/alloc_tag.h \
 		OUTPUT=$(GUEST)/selftests-build INSTALL_PATH=$(GUEST)/kselftest/allocprof install && \
 	cp -r $$ksrc/tools/testing/selftests/run_kselftest.sh $$ksrc/tools/testing/selftests/kselftest \
 		$(GUEST)/kselftest/ && \

@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * allocinfo_ioctl_test: the ioctl() queries of /proc/allocinfo, built only
+ * against the uapi header <linux/alloc_tag.h> (upstream's interface, as
+ * patch 0014 adds it).
+ *
+ * - The walk (GET_AT 0, then GET_NEXT until ENOENT) gives the text file's
+ *   records line for line: the same call sites in the same order, and the
+ *   same figures for the test module's sites, whose memory is known.
+ * - Each filter alone and combined, with the test module's sites as the
+ *   oracle: module, function, file, line, size range, accuracy, built-in.
+ * - upstream's own test cases: file mm/memory.c and function dup_mm against
+ *   the text file filtered the same way, do_init_module by its exact size,
+ *   and a line number.
+ * - The content id changes when a module loads and when it unloads.
+ * - Bad input gets the interface's error and changes nothing: unknown mask
+ *   bits and min > max (EINVAL), a position past the end (ENOENT), a bad
+ *   pointer (EFAULT), an unknown command or size (ENOTTY); an unterminated
+ *   name matches nothing.
+ *
+ * A kernel without the interface (upstream's 6.12) answers ENOTTY: then
+ * the test is skipped.
+ */
+#include <linux/alloc_tag.h>
+#include <sys/ioctl.h>
+
+#include "allocprof_lib.h"
+
+#define MAX_RECS 4096
+#define NAME ALLOCINFO_STR_SIZE
+
+struct rec {
+	char module[NAME], function[NAME], file[NAME];
+	unsigned long long line, bytes, calls;
+	int accurate;
+};
+
+static struct rec text[MAX_RECS], got[MAX_RECS];
+static int fd;
+
+/* The last 63 bytes of a name, as the interface keeps and compares them. */
+static void suffix(char *dst, const char *src)
+{
+	size_t l = strlen(src);
+
+	if (l >= NAME)
+		src += l - (NAME - 1);
+	memcpy(dst, src, strlen(src) + 1);
+}
+
+/* The text file's records, in order; -1 if it cannot be read. */
+static int read_text(struct rec *r, int max)
+{
+	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *line, *save = NULL;
+	int n = 0;
+
+	if (!buf)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char file[512], mod[512] = "", func[512];
+		long long bytes;
+		unsigned long long calls, lineno;
+		int inacc = ap_cut_inaccurate(line);
+
+		if (sscanf(line, "%lld %llu %511[^:]:%llu [%511[^]]] func:%511s", &bytes, &calls,
+			   file, &lineno, mod, func) != 6) {
+			mod[0] = '\0';
+			if (sscanf(line, "%lld %llu %511[^:]:%llu func:%511s", &bytes, &calls, file,
+				   &lineno, func) != 5)
+				continue;
+		}
+		if (n < max) {
+			suffix(r[n].module, mod);
+			suffix(r[n].function, func);
+			suffix(r[n].file, file);
+			r[n].line = lineno;
+			r[n].bytes = bytes;
+			r[n].calls = calls;
+			r[n].accurate = !inacc;
+		}
+		n++;
+	}
+	free(buf);
+	return n;
+}
+
+static void from_data(struct rec *r, const struct allocinfo_tag_data *d)
+{
+	memcpy(r->module, d->tag.modname, NAME);
+	memcpy(r->function, d->tag.function, NAME);
+	memcpy(r->file, d->tag.filename, NAME);
+	r->line = d->tag.lineno;
+	r->bytes = d->counter.bytes;
+	r->calls = d->counter.calls;
+	r->accurate = d->counter.accurate;
+}
+
+static unsigned long long content_id(void)
+{
+	struct allocinfo_content_id id = { 0 };
+
+	if (ioctl(fd, ALLOCINFO_IOC_CONTENT_ID, &id))
+		return ~0ULL;
+	return id.id;
+}
+
+/*
+ * The records matching filter f from position pos on, with GET_AT and
+ * GET_NEXT, retried while the content id changes; -1 on an error other
+ * than the end (ENOENT), -2 if the content never stayed the same.
+ */
+static int walk(const struct allocinfo_filter *f, unsigned long long pos, struct rec *r, int max)
+{
+	int tries;
+
+	for (tries = 0; tries < 10; tries++) {
+		unsigned long long id = content_id();
+		struct allocinfo_get_at at;
+		struct allocinfo_tag_data d;
+		int n = 0;
+
+		memset(&at, 0, sizeof(at));
+		at.pos = pos;
+		if (f)
+			at.filter = *f;
+		if (ioctl(fd, ALLOCINFO_IOC_GET_AT, &at)) {
+			if (errno != ENOENT)
+				return -1;
+		} else {
+			from_data(&r[n++], &at.data);
+			while (n < max && !ioctl(fd, ALLOCINFO_IOC_GET_NEXT, &d))
+				from_data(&r[n++], &d);
+			if (n < max && errno != ENOENT)
+				return -1;
+		}
+		if (content_id() == id)
+			return n;
+	}
+	return -2;
+}
+
+static int same_site(const struct rec *a, const struct rec *b)
+{
+	return !strcmp(a->module, b->module) && !strcmp(a->function, b->function) &&
+	       !strcmp(a->file, b->file) && a->line == b->line;
+}
+
+/* got[0..n) are the text records that pass keep(), in order. */
+static int same_as_text(int n, int (*keep)(const struct rec *, const void *), const void *arg)
+{
+	int t = read_text(text, MAX_RECS), i, j = 0;
+
+	for (i = 0; i < t && i < MAX_RECS; i++) {
+		if (!keep(&text[i], arg))
+			continue;
+		if (j >= n || !same_site(&text[i], &got[j])) {
+			ksft_print_msg("record %d: text %s %s:%llu, ioctl %s\n", j, text[i].function,
+				       text[i].file, text[i].line, j < n ? got[j].function : "(none)");
+			return 0;
+		}
+		j++;
+	}
+	if (j != n)
+		ksft_print_msg("%d records by ioctl, %d in the text file\n", n, j);
+	return j == n;
+}
+
+static int keep_all(const struct rec *r, const void *arg)
+{
+	(void)r;
+	(void)arg;
+	return 1;
+}
+
+static int keep_file(const struct rec *r, const void *arg)
+{
+	return !strcmp(r->file, arg);
+}
+
+static int keep_function(const struct rec *r, const void *arg)
+{
+	return !strcmp(r->function, arg);
+}
+
+static int keep_module(const struct rec *r, const void *arg)
+{
+	return !strcmp(r->module, arg);
+}
+
+static int keep_builtin(const struct rec *r, const void *arg)
+{
+	(void)arg;
+	return !r->module[0];
+}
+
+static struct allocinfo_filter by(unsigned long long mask)
+{
+	struct allocinfo_filter f;
+
+	memset(&f, 0, sizeof(f));
+	f.mask = mask;
+	return f;
+}
+
+/* The test module's site func, in the text file, into r. */
+static int text_site(const char *func, struct rec *r)
+{
+	int t = read_text(text, MAX_RECS), i;
+
+	for (i = 0; i < t && i < MAX_RECS; i++) {
+		if (!strcmp(text[i].function, func) && !strcmp(text[i].module, "allocprof_test")) {
+			*r = text[i];
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int err_is(int rc, int e)
+{
+	if (rc == -1 && errno == e)
+		return 1;
+	ksft_print_msg("returned %d, errno %d (%s); expected errno %d\n", rc, rc ? errno : 0,
+		       rc ? strerror(errno) : "", e);
+	return 0;
+}
+
+int main(void)
+{
+	struct ap_testsite sites[32];
+	struct allocinfo_filter f;
+	struct allocinfo_get_at at;
+	struct allocinfo_tag_data d;
+	struct rec k100;
+	long long sunit, sunit3;
+	unsigned long long unit, unit3, calls, calls3, id0, id1, id2;
+	int n, i, nsites, nmod = 0, ok;
+
+	ksft_print_header();
+	if (ap_load(NULL))
+		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
+	fd = open(AP_ALLOCINFO, O_RDONLY);
+	if (fd < 0)
+		ksft_exit_fail_msg("open %s: %s\n", AP_ALLOCINFO, strerror(errno));
+	if (ioctl(fd, ALLOCINFO_IOC_CONTENT_ID, &(struct allocinfo_content_id){ 0 }) && errno == ENOTTY)
+		ksft_exit_skip("/proc/allocinfo has no ioctl() interface\n");
+	nsites = ap_testsites(sites, 32);
+	if (nsites <= 0 || ap_testsite_unit("kmalloc_100", &sunit, &calls) ||
+	    ap_testsite_unit("alloc_pages_3", &sunit3, &calls3))
+		ksft_exit_fail_msg("cannot read the test module's sites\n");
+	unit = sunit;
+	unit3 = sunit3;
+	ksft_set_plan(30);
+
+	/* Known figures at two sites. */
+	ok = ap_test_alloc("kmalloc_100", 3) == 0 && ap_test_alloc("alloc_pages_3", 2) == 0;
+	ksft_test_result(ok && content_id() != ~0ULL, "content id; 3 kmalloc(100), 2 order-3 pages\n");
+
+	n = walk(NULL, 0, got, MAX_RECS);
+	ksft_test_result(n > 100 && same_as_text(n, keep_all, NULL),
+			 "the walk gives the text file's %d records line for line\n", n);
+	ok = n > 0;
+	for (i = 0; i < n; i++) {
+		if (strcmp(got[i].module, "allocprof_test"))
+			continue;
+		if (!strcmp(got[i].function, "aptest_kmalloc_100"))
+			ok &= got[i].bytes == 3 * unit && got[i].calls == 3 * calls && got[i].accurate;
+		else if (!strcmp(got[i].function, "aptest_alloc_pages_3"))
+			ok &= got[i].bytes == 2 * unit3 && got[i].calls == 2 * calls3;
+		else
+			ok &= got[i].bytes == 0 && got[i].calls == 0;
+	}
+	ksft_test_result(ok, "the test module's figures are exact in the walk\n");
+
+	/* Each filter alone. */
+	f = by(ALLOCINFO_FILTER_MASK_MODNAME);
+	strcpy(f.fields.modname, "allocprof_test");
+	n = walk(&f, 0, got, MAX_RECS);
+	nmod = n;
+	ksft_test_result(n >= nsites && same_as_text(n, keep_module, "allocprof_test"),
+			 "module allocprof_test: its %d call sites as in the text file\n", n);
+
+	f = by(ALLOCINFO_FILTER_MASK_FUNCTION);
+	strcpy(f.fields.function, "aptest_kmalloc_100");
+	n = walk(&f, 0, got, MAX_RECS);
+	ksft_test_result(n == 1 && got[0].bytes == 3 * unit && got[0].calls == 3 * calls &&
+			 !strcmp(got[0].module, "allocprof_test"),
+			 "function aptest_kmalloc_100: one record, %llu bytes %llu calls\n",
+			 3 * unit, 3 * calls);
+
+	ok = text_site("aptest_kmalloc_100", &k100) == 0;
+	f = by(ALLOCINFO_FILTER_MASK_FILENAME);
+	strcpy(f.fields.filename, k100.file);
+	n = walk(&f, 0, got, MAX_RECS);
+	ksft_test_result(ok && n >= nsites && same_as_text(n, keep_file, k100.file),
+			 "file of the test module (its last 63 characters): its %d sites\n", n);
+
+	f = by(ALLOCINFO_FILTER_MASK_LINENO);
+	f.fields.lineno = k100.line;
+	n = walk(&f, 0, got, MAX_RECS);
+	ok = n >= 1;
+	for (i = 0; i < n; i++)
+		ok &= got[i].line == k100.line;
+	for (i = 0; i < n && !same_site(&got[i], &k100); i++)
+		;
+	ksft_test_result(ok && i < n, "line %llu: %d records, all on it, one the test site\n",
+			 k100.line, n);
+
+	f = by(ALLOCINFO_FILTER_MASK_MODNAME | ALLOCINFO_FILTER_MASK_MIN_SIZE |
+	       ALLOCINFO_FILTER_MASK_MAX_SIZE);
+	strcpy(f.fields.modname, "allocprof_test");
+	f.min_size = f.max_size = 3 * unit;
+	n = walk(&f, 0, got, MAX_RECS);
+	ksft_test_result(n == 1 && !strcmp(got[0].function, "aptest_kmalloc_100"),
+			 "module and size range [%llu, %llu]: aptest_kmalloc_100 alone\n", 3 * unit,
+			 3 * unit);
+	f.min_size = 1;
+	f.max_size = ~0ULL;
+	n = walk(&f, 0, got, MAX_RECS);
+	ksft_test_result(n == 2, "module and at least 1 byte: the two sites with memory (%d)\n", n);
+	f = by(ALLOCINFO_FILTER_MASK_MIN_SIZE);
+	f.min_size = 2 * unit3;
+	n = walk(&f, 0, got, MAX_RECS);
+	ok = n >= 1;
+	for (i = 0; i < n; i++)
+		ok &= got[i].bytes >= 2 * unit3;
+	ksft_test_result(ok, "min size %llu alone: %d records, none smaller\n", 2 * unit3, n);
+
+	f = by(ALLOCINFO_FILTER_MASK_MODNAME | ALLOCINFO_FILTER_MASK_INACCURATE);
+	strcpy(f.fields.modname, "allocprof_test");
+	f.inaccurate = 1;
+	n = walk(&f, 0, got, MAX_RECS);
+	ksft_test_result(n == 0, "module, inaccurate: none (loaded after allocprof)\n");
+	f.inaccurate = 0;
+	n = walk(&f, 0, got, MAX_RECS);
+	ksft_test_result(n == nmod, "module, accurate: all %d\n", nmod);
+	f = by(ALLOCINFO_FILTER_MASK_INACCURATE);
+	f.inaccurate = 1;
+	n = walk(&f, 0, got, MAX_RECS);
+	ok = n > 100;
+	for (i = 0; i < n; i++)
+		ok &= !got[i].accurate && strcmp(got[i].module, "allocprof_test");
+	ksft_test_result(ok, "inaccurate alone: %d records (vmlinux, present at load), all flagged\n", n);
+
+	f = by(ALLOCINFO_FILTER_MASK_MODNAME);
+	n = walk(&f, 0, got, MAX_RECS);
+	ksft_test_result(n > 100 && same_as_text(n, keep_builtin, NULL),
+			 "empty module name: vmlinux's %d call sites only\n", n);
+
+	/* Combined, and a position among the matches. */
+	f = by(ALLOCINFO_FILTER_MASK_FUNCTION | ALLOCINFO_FILTER_MASK_FILENAME |
+	       ALLOCINFO_FILTER_MASK_LINENO | ALLOCINFO_FILTER_MASK_MODNAME);
+	strcpy(f.fields.function, k100.function);
+	strcpy(f.fields.filename, k100.file);
+	strcpy(f.fields.modname, k100.module);
+	f.fields.lineno = k100.line;
+	n = walk(&f, 0, got, MAX_RECS);
+	ksft_test_result(n == 1 && same_site(&got[0], &k100), "module, function, file and line: one\n");
+	f = by(ALLOCINFO_FILTER_MASK_MODNAME);
+	strcpy(f.fields.modname, "allocprof_test");
+	n = walk(&f, 0, got, MAX_RECS);
+	{
+		struct rec second[MAX_RECS];
+		int m = walk(&f, 1, second, MAX_RECS);
+
+		ksft_test_result(n >= 2 && m == n - 1 && same_site(&second[0], &got[1]),
+				 "GET_AT position 1 among the matches is the second match\n");
+	}
+
+	/* upstream's test cases. */
+	f = by(ALLOCINFO_FILTER_MASK_FILENAME);
+	strcpy(f.fields.filename, "mm/memory.c");
+	n = walk(&f, 0, got, MAX_RECS);
+	ksft_test_result(n > 0 && same_as_text(n, keep_file, "mm/memory.c"),
+			 "upstream's case: file mm/memory.c, %d records as in the text file\n", n);
+	f = by(ALLOCINFO_FILTER_MASK_FUNCTION);
+	strcpy(f.fields.function, "dup_mm");
+	n = walk(&f, 0, got, MAX_RECS);
+	ksft_test_result(n > 0 && same_as_text(n, keep_function, "dup_mm"),
+			 "upstream's case: function dup_mm, %d records as in the text file\n", n);
+	{
+		struct rec dim;
+		int t = read_text(text, MAX_RECS);
+
+		for (i = 0; i < t && strcmp(text[i].function, "do_init_module"); i++)
+			;
+		ok = i < t;
+		if (ok)
+			dim = text[i];
+		f = by(ALLOCINFO_FILTER_MASK_MIN_SIZE | ALLOCINFO_FILTER_MASK_MAX_SIZE);
+		f.min_size = f.max_size = ok ? dim.bytes : 0;
+		n = walk(&f, 0, got, MAX_RECS);
+		for (i = 0; i < n && strcmp(got[i].function, "do_init_module"); i++)
+			;
+		ksft_test_result(ok && i < n && got[i].bytes == dim.bytes,
+				 "upstream's case: do_init_module found by its size %llu\n",
+				 ok ? dim.bytes : 0);
+	}
+	{
+		int t = read_text(text, MAX_RECS);
+
+		f = by(ALLOCINFO_FILTER_MASK_LINENO);
+		f.fields.lineno = t > 0 ? text[0].line : 0;
+		n = walk(&f, 0, got, MAX_RECS);
+		for (i = 0; i < n && !same_site(&got[i], &text[0]); i++)
+			;
+		ksft_test_result(t > 0 && i < n, "upstream's case: line of the first record finds it\n");
+	}
+
+	/* The content id across a module load and unload. */
+	id0 = content_id();
+	ok = ap_sh("modprobe allocprof_test2") == 0;
+	id1 = content_id();
+	ok &= ap_sh("rmmod allocprof_test2") == 0;
+	id2 = content_id();
+	ap_write_file(AP_TESTDIR "/adopted", "free", 4);
+	ksft_test_result(ok && id0 != id1 && id1 != id2 && id0 != id2,
+			 "content id changes at a module load and at its unload\n");
+	ksft_test_result(content_id() == content_id(), "content id stays otherwise\n");
+
+	/* Bad input: the error, and nothing changed. */
+	f = by(ALLOCINFO_FILTER_MASK_MODNAME);
+	strcpy(f.fields.modname, "allocprof_test");
+	memset(&at, 0, sizeof(at));
+	at.filter = f;
+	ok = ioctl(fd, ALLOCINFO_IOC_GET_AT, &at) == 0 && !strcmp(at.data.tag.modname, "allocprof_test");
+	memset(&at, 0, sizeof(at));
+	at.filter.mask = 1ULL << (__ALLOCINFO_FILTER_LAST + 1);
+	ok &= err_is(ioctl(fd, ALLOCINFO_IOC_GET_AT, &at), EINVAL);
+	memset(&at, 0, sizeof(at));
+	at.filter.mask = ALLOCINFO_FILTER_MASK_MIN_SIZE | ALLOCINFO_FILTER_MASK_MAX_SIZE;
+	at.filter.min_size = 2;
+	at.filter.max_size = 1;
+	ok &= err_is(ioctl(fd, ALLOCINFO_IOC_GET_AT, &at), EINVAL);
+	ksft_test_result(ok, "unknown mask bit, min > max: EINVAL\n");
+	memset(&at, 0, sizeof(at));
+	at.pos = 1 << 20;
+	ksft_test_result(err_is(ioctl(fd, ALLOCINFO_IOC_GET_AT, &at), ENOENT),
+			 "a position past the end: ENOENT\n");
+	/* The filter and position of the first GET_AT still hold. */
+	ok = ioctl(fd, ALLOCINFO_IOC_GET_NEXT, &d) == 0 && !strcmp(d.tag.modname, "allocprof_test");
+	ksft_test_result(ok, "after them GET_NEXT goes on with the earlier filter\n");
+	ksft_test_result(err_is(ioctl(fd, ALLOCINFO_IOC_GET_AT, NULL), EFAULT) &&
+			 err_is(ioctl(fd, ALLOCINFO_IOC_GET_NEXT, (void *)8), EFAULT),
+			 "bad pointers: EFAULT\n");
+	ksft_test_result(err_is(ioctl(fd, _IOR(ALLOCINFO_IOC_BASE, 9, struct allocinfo_tag_data), &d),
+				ENOTTY) &&
+			 err_is(ioctl(fd, _IOR(ALLOCINFO_IOC_BASE, _ALLOCINFO_IOC_GET_NEXT, __u64), &d),
+				ENOTTY),
+			 "unknown command, wrong size: ENOTTY\n");
+	f = by(ALLOCINFO_FILTER_MASK_FUNCTION);
+	memset(f.fields.function, 'a', NAME);
+	memset(&at, 0, sizeof(at));
+	at.filter = f;
+	ksft_test_result(err_is(ioctl(fd, ALLOCINFO_IOC_GET_AT, &at), ENOENT),
+			 "an unterminated name matches nothing: ENOENT\n");
+	/* At the end, GET_NEXT says ENOENT once, then starts over. */
+	f = by(ALLOCINFO_FILTER_MASK_FUNCTION);
+	strcpy(f.fields.function, "aptest_kmalloc_100");
+	memset(&at, 0, sizeof(at));
+	at.filter = f;
+	ok = ioctl(fd, ALLOCINFO_IOC_GET_AT, &at) == 0;
+	ok &= err_is(ioctl(fd, ALLOCINFO_IOC_GET_NEXT, &d), ENOENT);
+	ok &= ioctl(fd, ALLOCINFO_IOC_GET_NEXT, &d) == 0 &&
+	      !strcmp(d.tag.function, "aptest_kmalloc_100");
+	ksft_test_result(ok, "GET_NEXT: ENOENT at the end, then the first match again\n");
+
+	close(fd);
+	ksft_test_result(ap_test_free("kmalloc_100") == 0 && ap_test_free("alloc_pages_3") == 0 &&
+			 ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
+			 "free and unload\n");
+	ksft_finished();
+}
