@@ -22,8 +22,8 @@ use kernel::{error::Result, new_mutex, prelude::*, sync::Mutex};
 use crate::sys::param::ParamValue;
 use crate::sys::procfs::{Ioctl, IoctlArg, SeqFile, SeqSource};
 use crate::sys::uapi::{self, Filter, Record};
-use crate::tags::Registry;
 use crate::tags::SiteId;
+use crate::tags::{Registry, SiteView};
 use crate::with_profiler;
 use crate::Profiler;
 
@@ -104,72 +104,84 @@ pub(crate) struct Cursor {
 }
 
 /// The record of call site `id` if it passes filter `f`, as the interface
-/// returns it.  Names, line and accuracy are tested first, the per-CPU
-/// counters are summed only for a call site that passed them.  `None` also
-/// for a call site the text file does not show (one of a module gone, with
-/// nothing allocated any more).
+/// returns it.  Names, line and accuracy are tested first, reading only the
+/// names filtered on; the per-CPU counters are summed only for a call site
+/// that passed them.  `None` also for a call site the text file does not
+/// show (one of a module gone, with nothing allocated any more).
 fn record(
     p: &Profiler,
-    registry: &mut Registry,
     id: SiteId,
+    site: &SiteView<'_>,
     f: &Filter<'_>,
 ) -> Option<uapi::TagDataBuf> {
-    let mut out = None;
-    registry.with_site(id, |site, gone, flagged| {
-        let name_is = |name: &[u8], template: &[u8]| uapi::name_suffix(name) == template;
-        let inaccurate = flagged || p.uncounted.get(id);
-        let m = f.mask;
-        if m & uapi::MASK_MODNAME != 0
-            && !site
-                .module
-                .map_or(f.modname.is_empty(), |name| name_is(name, f.modname))
-        {
-            return;
-        }
-        if (m & uapi::MASK_FUNCTION != 0 && !name_is(site.function, f.function))
-            || (m & uapi::MASK_FILENAME != 0 && !name_is(site.file, f.filename))
-            || (m & uapi::MASK_LINENO != 0 && u64::from(site.line) != f.lineno)
-            || (m & uapi::MASK_INACCURATE != 0 && inaccurate != f.inaccurate)
-        {
-            return;
-        }
-        let totals = p.counters.read(id);
-        if gone && totals.is_zero() {
-            return;
-        }
-        let bytes = totals.bytes as u64;
-        if (m & uapi::MASK_MIN_SIZE != 0 && bytes < f.min_size)
-            || (m & uapi::MASK_MAX_SIZE != 0 && bytes > f.max_size)
-        {
-            return;
-        }
-        out = Some(uapi::tag_data(&Record {
-            module: site.module.unwrap_or(b""),
-            function: site.function,
-            file: site.file,
-            line: site.line.into(),
-            bytes,
-            calls: totals.calls,
-            accurate: !inaccurate,
-        }));
-    });
-    out
+    let name_is = |name: &[u8], template: &[u8]| uapi::name_suffix(name) == template;
+    let inaccurate = || site.flagged() || p.uncounted.get(id);
+    let m = f.mask;
+    if (m & uapi::MASK_MODNAME != 0
+        && !site
+            .module()
+            .map_or(f.modname.is_empty(), |name| name_is(name, f.modname)))
+        || (m & uapi::MASK_LINENO != 0 && u64::from(site.line()) != f.lineno)
+        || (m & uapi::MASK_INACCURATE != 0 && inaccurate() != f.inaccurate)
+        || (m & uapi::MASK_FILENAME != 0 && !site.file_is(f.filename, uapi::STR_SIZE - 1))
+        || (m & uapi::MASK_FUNCTION != 0 && !site.function_is(f.function, uapi::STR_SIZE - 1))
+    {
+        return None;
+    }
+    let totals = p.counters.read(id);
+    if site.gone() && totals.is_zero() {
+        return None;
+    }
+    let bytes = totals.bytes as u64;
+    if (m & uapi::MASK_MIN_SIZE != 0 && bytes < f.min_size)
+        || (m & uapi::MASK_MAX_SIZE != 0 && bytes > f.max_size)
+    {
+        return None;
+    }
+    Some(uapi::tag_data(&Record {
+        module: site.module().unwrap_or(b""),
+        function: site.function(),
+        file: site.file(),
+        line: site.line().into(),
+        bytes,
+        calls: totals.calls,
+        accurate: !inaccurate(),
+    }))
 }
 
 /// The first call site from `from` on that passes `f`, with its record.
 fn next_record(
     p: &Profiler,
     registry: &mut Registry,
-    mut from: Option<SiteId>,
+    from: Option<SiteId>,
     f: &Filter<'_>,
 ) -> Option<(SiteId, uapi::TagDataBuf)> {
-    while let Some(id) = registry.seek(from?) {
-        if let Some(r) = record(p, registry, id, f) {
-            return Some((id, r));
-        }
-        from = SiteId::new(id.get().checked_add(1)?);
+    let mut found = None;
+    registry.scan(from?, |id, site| {
+        found = record(p, id, &site, f).map(|r| (id, r));
+        found.is_some()
+    });
+    found
+}
+
+/// Whether the text file has more than `pos` records, counted without
+/// summing counters (but for the call sites of modules gone, which are
+/// shown only while something is allocated there).
+fn has_records(p: &Profiler, registry: &mut Registry, pos: u64) -> bool {
+    // Every call site of a loaded image is a record.
+    if pos < registry.nr_sites() as u64 {
+        return true;
     }
-    None
+    let mut n = 0u64;
+    if let Some(from) = first() {
+        registry.scan(from, |id, site| {
+            if !site.gone() || !p.counters.read(id).is_zero() {
+                n += 1;
+            }
+            n > pos
+        });
+    }
+    n > pos
 }
 
 /// The first call site id.
@@ -188,21 +200,8 @@ fn get_at(cursor: &Cursor, arg: IoctlArg<uapi::GetAtBuf>) -> Result<i64> {
     let mut state = cursor.state.lock();
     let found = with_profiler(|p| {
         let mut registry = p.registry.lock();
-        let all = Filter {
-            mask: 0,
-            ..uapi::get_at_filter(&b)
-        };
         // Past the end of the whole file: nothing changes.
-        let mut n = 0u64;
-        let mut from = first();
-        while let Some((id, _)) = next_record(p, &mut registry, from, &all) {
-            n += 1;
-            if n > pos {
-                break;
-            }
-            from = SiteId::new(id.get().checked_add(1).unwrap_or(0));
-        }
-        if n <= pos {
+        if !has_records(p, &mut registry, pos) {
             return Err(ENOENT);
         }
         state.filter = if f.mask != 0 {

@@ -120,7 +120,7 @@ impl Uncounted {
 }
 
 /// A call site of a module that is gone, with live allocations.
-struct DeadSite {
+pub(crate) struct DeadSite {
     id: SiteId,
     line: u32,
     /// `file`, `module` and `function`, one after the other.
@@ -487,6 +487,118 @@ impl Registry {
                 write_line(out, totals, site, format == Format::V2 && !accurate);
             }
         });
+    }
+}
+
+/// The last `keep` bytes of `name`, or all of it.
+fn suffix(name: &[u8], keep: usize) -> &[u8] {
+    &name[name.len().saturating_sub(keep)..]
+}
+
+/// A call site as [`Registry::scan`] shows it: its names are only read
+/// when asked for.
+pub(crate) enum SiteView<'a> {
+    /// A call site of a loaded image.
+    Live(Tag),
+    /// One of a module gone, kept while it has memory allocated.
+    Gone(&'a DeadSite),
+}
+
+impl SiteView<'_> {
+    pub(crate) fn file(&self) -> &[u8] {
+        match self {
+            SiteView::Live(t) => t.file(),
+            SiteView::Gone(d) => d.site().file,
+        }
+    }
+
+    pub(crate) fn function(&self) -> &[u8] {
+        match self {
+            SiteView::Live(t) => t.function(),
+            SiteView::Gone(d) => d.site().function,
+        }
+    }
+
+    /// Whether the file, or its last `keep` bytes if it is longer, is
+    /// `template`; reads no more of the name than it must.
+    pub(crate) fn file_is(&self, template: &[u8], keep: usize) -> bool {
+        match self {
+            SiteView::Live(t) => t.file_is(template, keep),
+            SiteView::Gone(d) => suffix(d.site().file, keep) == template,
+        }
+    }
+
+    /// As [`SiteView::file_is`], for the function.
+    pub(crate) fn function_is(&self, template: &[u8], keep: usize) -> bool {
+        match self {
+            SiteView::Live(t) => t.function_is(template, keep),
+            SiteView::Gone(d) => suffix(d.site().function, keep) == template,
+        }
+    }
+
+    pub(crate) fn module(&self) -> Option<&[u8]> {
+        match self {
+            SiteView::Live(t) => t.module(),
+            SiteView::Gone(d) => d.site().module,
+        }
+    }
+
+    pub(crate) fn line(&self) -> u32 {
+        match self {
+            SiteView::Live(t) => t.line(),
+            SiteView::Gone(d) => d.line,
+        }
+    }
+
+    /// Its module is gone.
+    pub(crate) fn gone(&self) -> bool {
+        matches!(self, SiteView::Gone(_))
+    }
+
+    /// The kernel flagged it as not fully accounted.
+    pub(crate) fn flagged(&self) -> bool {
+        match self {
+            SiteView::Live(t) => t.inaccurate(),
+            SiteView::Gone(_) => false,
+        }
+    }
+}
+
+impl Registry {
+    /// Calls `f` with every call site from `from` on, in id order (the
+    /// order of `/proc/allocinfo`), until it returns true; one pass over
+    /// the sections, without a lookup per id.
+    pub(crate) fn scan(&mut self, from: SiteId, mut f: impl FnMut(SiteId, SiteView<'_>) -> bool) {
+        let Some(mut cursor) = self.sections.cursor_lower_bound(&from.get()) else {
+            return;
+        };
+        loop {
+            let s = cursor.current().1;
+            if let Some(tags) = &s.tags {
+                for n in from.index().saturating_sub(s.first.index())..s.len {
+                    let Some(id) = s.first.nth_after(n) else {
+                        break;
+                    };
+                    // SAFETY: The section is registered while we hold the
+                    // registry (`&mut self`).
+                    if f(id, SiteView::Live(unsafe { tags.tag(n) })) {
+                        return;
+                    }
+                }
+            } else {
+                for id in s.ids().filter(|&id| id >= from) {
+                    if let Some(d) = s.dead.iter().find(|d| d.id == id) {
+                        if f(id, SiteView::Gone(d)) {
+                            return;
+                        }
+                    }
+                }
+            }
+            let Some(next) = cursor.move_next() else {
+                return;
+            };
+            cursor = next;
+        }
     }
 }
 

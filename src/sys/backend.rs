@@ -82,6 +82,81 @@ impl Tag {
         unsafe { ptr::write_volatile(ptr::addr_of_mut!((*self.0.as_ptr()).backend), id as c_ulong) }
     }
 
+    /// Whether `name` (the NUL-terminated string at `p`, `?` for NULL), or
+    /// its last `keep` bytes if it is longer, is `template`.  Compares the
+    /// bytes up to the first difference: the length of a name is only
+    /// measured when a `keep`-byte template matched its beginning or a
+    /// long name has to be checked.
+    ///
+    /// # Safety
+    ///
+    /// `p` is NULL or a valid NUL-terminated string.
+    unsafe fn name_is(p: *const kernel::ffi::c_char, template: &[u8], keep: usize) -> bool {
+        if p.is_null() {
+            return template == b"?";
+        }
+        let mut i = 0;
+        while i < template.len() {
+            // SAFETY: Every byte up to the string's NUL can be read, and we
+            // stop at the first NUL.
+            let b = unsafe { *p.add(i) };
+            if b != template[i] || b == 0 {
+                break;
+            }
+            i += 1;
+        }
+        // SAFETY: The bytes before `i` were not NUL, so `p + i` is in the
+        // string (its NUL at most).
+        if i == template.len() && unsafe { *p.add(i) } == 0 {
+            return true;
+        }
+        if template.len() != keep {
+            return false;
+        }
+        // SAFETY: `p` is a valid string (the function's requirement).
+        let name = unsafe { CStr::from_char_ptr(p) }.as_bytes();
+        name.len() > keep && &name[name.len() - keep..] == template
+    }
+
+    /// Whether the file (or its last `keep` bytes) is `template`.
+    pub(crate) fn file_is(&self, template: &[u8], keep: usize) -> bool {
+        // SAFETY: By the type invariant the tag and its strings are valid.
+        unsafe { Self::name_is((*self.0.as_ptr()).ct.filename, template, keep) }
+    }
+
+    /// Whether the function (or its last `keep` bytes) is `template`.
+    pub(crate) fn function_is(&self, template: &[u8], keep: usize) -> bool {
+        // SAFETY: By the type invariant the tag and its strings are valid.
+        unsafe { Self::name_is((*self.0.as_ptr()).ct.function, template, keep) }
+    }
+
+    /// The call site's file.
+    pub(crate) fn file(&self) -> &[u8] {
+        // SAFETY: By the type invariant the tag and its strings (in the same
+        // image as the tag) are valid while `self` is borrowed.
+        unsafe { tag_str((*self.0.as_ptr()).ct.filename) }
+    }
+
+    /// The call site's function.
+    pub(crate) fn function(&self) -> &[u8] {
+        // SAFETY: As in `file`.
+        unsafe { tag_str((*self.0.as_ptr()).ct.function) }
+    }
+
+    /// The call site's module, for one in a loadable module.
+    pub(crate) fn module(&self) -> Option<&[u8]> {
+        // SAFETY: As in `file`.
+        let m = unsafe { (*self.0.as_ptr()).ct.modname };
+        // SAFETY: As in `file`.
+        (!m.is_null()).then(|| unsafe { tag_str(m) })
+    }
+
+    /// The call site's line.
+    pub(crate) fn line(&self) -> u32 {
+        // SAFETY: By the type invariant the tag is valid.
+        unsafe { (*self.0.as_ptr()).ct.lineno }
+    }
+
     /// The call site's file, line, module and function.
     pub(crate) fn site(&self) -> Site<'_> {
         // SAFETY: By the type invariant the tag and the strings it points to
