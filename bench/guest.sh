@@ -20,6 +20,15 @@ mkdir -p /root/out
 ko=/root/allocprof_bench.ko
 clock=/sys/kernel/debug/allocprof_bench/now
 
+# RUNS loads of the benchmark module for configuration $1.
+bench_runs() {
+	k=1
+	while [ $k -le "$runs" ]; do
+		bench "$1" $k
+		k=$((k + 1))
+	done
+}
+
 # One load of the benchmark module: its four result lines, tagged.
 bench() {
 	cfg=$1 rep=$2
@@ -63,6 +72,16 @@ extras() {
 		echo "cfg=$cfg fig=allocinfo_bytes n=$(cat /proc/allocinfo | wc -c)" >>"$out"
 		echo "cfg=$cfg fig=allocinfo_read iters=100 ns=$(timed 100 cat_allocinfo)" >>"$out"
 		echo "cfg=$cfg fig=cat_version iters=100 ns=$(timed 100 cat_version)" >>"$out"
+		# One filtered query, 20 times in one process: the records of one
+		# file, and those of at least 1 MiB, by the text file and (where
+		# there is one) by the ioctl interface.
+		for how in text ioctl; do
+			for q in "file mm/memory.c" "minsize 1048576"; do
+				# shellcheck disable=SC2086
+				r=$(/root/allocinfo_query $clock $how $q 20 2>/dev/null) || continue
+				echo "cfg=$cfg fig=query how=$how by=${q%% *} iters=20 $r" >>"$out"
+			done
+		done
 		# upstream's page_ext shows up as a call site of its own
 		awk '/alloc_page_ext|page_ext_init|alloc_node_page_ext/ { print "cfg='"$cfg"' fig=allocinfo_page_ext bytes=" $1 " calls=" $2 " site=" $3 }' \
 			/proc/allocinfo >>"$out"
@@ -109,11 +128,7 @@ cover-late | cover-record)
 record)
 	# before bench() clears the kernel log
 	dmesg | sed -n 's/.*alloc_tag: recording call sites from boot (\([0-9]*\) KiB.*/cfg=record fig=record_array kib=\1/p' >>"$out"
-	k=1
-	while [ $k -le "$runs" ]; do
-		bench record $k
-		k=$((k + 1))
-	done
+	bench_runs record
 	extras record
 	modprobe allocprof
 	adoption record
@@ -122,19 +137,11 @@ record)
 noprof | upstream | upstream-off)
 	# upstream's page_ext, as the boot log tells it
 	dmesg | sed -n 's/.*allocated \([0-9]*\) bytes of page_ext.*/cfg='"$boot"' fig=page_ext_boot bytes=\1/p' >>"$out"
-	k=1
-	while [ $k -le "$runs" ]; do
-		bench "$boot" $k
-		k=$((k + 1))
-	done
+	bench_runs "$boot"
 	extras "$boot"
 	;;
 base)
-	k=1
-	while [ $k -le "$runs" ]; do
-		bench base $k
-		k=$((k + 1))
-	done
+	bench_runs base
 	extras base
 	modprobe allocprof
 	dmesg | sed -n 's/.*allocprof: loaded: .*, \([0-9]*\) call sites, \([0-9]*\) KiB of page back-references (\([0-9]*\) bytes a page), \([0-9]*\) bytes of counters a CPU.*/cfg=allocprof-on fig=allocprof_load sites=\1 kib=\2 bytes_per_page=\3 counter_bytes=\4/p' >>"$out"

@@ -318,6 +318,12 @@ def target_table(rows):
         print(f"| reading /proc/allocinfo no dearer than upstream's | | {fmt(net['allocprof-on'])} "
               f"against {fmt(net['upstream-on'])} ns a read | "
               f"{verdict(net['allocprof-on'] <= net['upstream-on'])} |")
+    q = query_costs(rows)
+    if ("ioctl", "file") in q and ("text", "file") in q:
+        ratio = q[("text", "file")] / q[("ioctl", "file")]
+        print(f"| one file's call sites by ioctl: >= {QUERY_RATIO:g}× fewer instructions than by the "
+              f"text file | | {fmt(q[('ioctl', 'file')])} against {fmt(q[('text', 'file')])} a query "
+              f"({ratio:.1f}×) | {verdict(ratio >= QUERY_RATIO)} |")
     cov = coverage(rows)
     if "cover-upstream" in cov:
         up = statistics.median(cov["cover-upstream"])
@@ -325,6 +331,47 @@ def target_table(rows):
         fig = "not measured" if rec is None else f"{rec:.1f} % against upstream's {up:.1f} %"
         print(f"| coverage with the record within {COVER_POINTS:g} points of upstream's | | {fig} | "
               f"{verdict(rec is not None and rec >= up - COVER_POINTS)} |")
+    print()
+
+
+# Issue #15's goal for one file's records: the ioctl query this many times
+# cheaper than reading the text file.
+QUERY_RATIO = 20.0
+
+
+def query_costs(rows):
+    """allocprof's median ns per query, by (how, by)."""
+    out = {}
+    for r in rows:
+        if r["mode"] == "icount" and r.get("cfg") == "allocprof-on" and r.get("fig") == "query":
+            out.setdefault((r["how"], r["by"]), []).append(float(r["ns"]) / float(r["iters"]))
+    return {k: statistics.median(v) for k, v in out.items()}
+
+
+def query_table(rows):
+    per = {}
+    for r in rows:
+        if r["mode"] == "icount" and r.get("fig") == "query":
+            per.setdefault((r["cfg"], r["how"], r["by"]), []).append(
+                (float(r["ns"]) / float(r["iters"]), int(r["records"])))
+    if not per:
+        return
+    print("### A filtered query (-icount, ns per query, 20 in one process)\n")
+    print("`bench/allocinfo_query.c`: the call sites of `mm/memory.c`, and those with at least "
+          "1 MiB live, by reading and scanning the whole text file, or by `ALLOCINFO_IOC_GET_AT` "
+          "+ `GET_NEXT` with the filter in the kernel.\n")
+    print("| configuration | query | text file | ioctl | text / ioctl | records |")
+    print("|---|---|---:|---:|---:|---:|")
+    for cfg, name in CONFIGS:
+        for by, what in (("file", "file mm/memory.c"), ("minsize", "at least 1 MiB")):
+            t, i = per.get((cfg, "text", by)), per.get((cfg, "ioctl", by))
+            if not t:
+                continue
+            tm = statistics.median(x for x, _ in t)
+            im = statistics.median(x for x, _ in i) if i else None
+            recs = t[0][1]
+            print(f"| {name} | {what} | {fmt(tm)} | {fmt(im) if im else 'no interface'} | "
+                  f"{f'{tm / im:.1f}×' if im else ''} | {recs} |")
     print()
 
 
@@ -409,6 +456,7 @@ def main():
     for mode in ("icount", "tcg"):
         timing_tables(rows, mode)
     extra_tables(rows)
+    query_table(rows)
     coverage_table(rows)
 
 
