@@ -6,19 +6,35 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 /// Selects call sites. Each kind of criterion matches if any of its values
 /// match (OR); different kinds must all match (AND). An empty filter matches
 /// everything.
+///
+/// Every criterion applies to one kernel line (before lines of the same site
+/// are summed), as the kernel's ioctl filter does; see [`crate::ioctl::pushdown`].
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
     /// Module names; `built-in` (or `(built-in)`) selects built-in sites.
     /// `-` and `_` are equivalent, as in kernel module names.
-    modules: Vec<ModuleMatch>,
+    pub(crate) modules: Vec<ModuleMatch>,
     /// Globs on the source file path (`*` also matches `/`).
     files: Option<GlobSet>,
+    /// The `files` patterns as given.
+    pub(crate) file_patterns: Vec<String>,
     /// Globs on the function name (a plain name matches exactly).
     funcs: Option<GlobSet>,
+    /// The `funcs` patterns as given.
+    pub(crate) func_patterns: Vec<String>,
+    /// Source line numbers.
+    pub(crate) lines: Vec<u32>,
+    /// Inclusive bounds on the bytes of the line, compared as unsigned 64-bit
+    /// numbers like the kernel does (a negative count is huge).
+    pub(crate) min_size: Option<u64>,
+    pub(crate) max_size: Option<u64>,
+    /// `Some(true)`: only accurate sites; `Some(false)`: only sites with
+    /// `accurate:no`.
+    pub(crate) accurate: Option<bool>,
 }
 
-#[derive(Debug, Clone)]
-enum ModuleMatch {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ModuleMatch {
     BuiltIn,
     Name(String),
 }
@@ -57,8 +73,31 @@ impl Filter {
                 })
                 .collect(),
             files: build_globset(files)?,
+            file_patterns: files.to_vec(),
             funcs: build_globset(funcs)?,
+            func_patterns: funcs.to_vec(),
+            ..Filter::default()
         })
+    }
+
+    /// Only sites at one of these source lines (none: any line).
+    pub fn with_lines(mut self, lines: &[u32]) -> Self {
+        self.lines = lines.to_vec();
+        self
+    }
+
+    /// Only lines with at least `min` and at most `max` bytes (inclusive).
+    pub fn with_sizes(mut self, min: Option<u64>, max: Option<u64>) -> Self {
+        self.min_size = min;
+        self.max_size = max;
+        self
+    }
+
+    /// `Some(true)`: only accurate sites; `Some(false)`: only sites the
+    /// kernel marks `accurate:no`; `None`: both.
+    pub fn with_accurate(mut self, accurate: Option<bool>) -> Self {
+        self.accurate = accurate;
+        self
     }
 
     /// Does the record pass the filter?
@@ -82,7 +121,15 @@ impl Filter {
                 return false;
             }
         }
-        true
+        if !self.lines.is_empty() && !self.lines.contains(&r.line) {
+            return false;
+        }
+        // Like the kernel: the signed sum, read as an unsigned 64-bit number.
+        let bytes = r.bytes as u64;
+        if self.min_size.is_some_and(|m| bytes < m) || self.max_size.is_some_and(|m| bytes > m) {
+            return false;
+        }
+        self.accurate.is_none_or(|a| a == r.is_accurate())
     }
 
     /// Records that pass the filter.
@@ -139,5 +186,34 @@ mod tests {
         assert!(f.matches(&a) && !f.matches(&c));
         assert!(Filter::default().matches(&c));
         assert!(Filter::new(&[], &s(&["mm/[x"]), &[]).is_err());
+    }
+
+    #[test]
+    fn line_size_and_accuracy_filters() {
+        let mut a = rec("mm/slub.c", None, "alloc_slab_page");
+        a.bytes = 4096;
+        a.line = 7;
+        let mut b = a.clone();
+        b.bytes = 8192;
+        b.line = 9;
+        b.extra.push(("accurate".into(), "no".into()));
+        let mut neg = a.clone();
+        neg.bytes = -1;
+
+        let f = Filter::default().with_lines(&[9, 11]);
+        assert!(!f.matches(&a) && f.matches(&b));
+        let f = Filter::default().with_sizes(Some(4096), Some(4096));
+        assert!(f.matches(&a) && !f.matches(&b));
+        let f = Filter::default().with_sizes(Some(4097), None);
+        assert!(!f.matches(&a) && f.matches(&b));
+        // Negative counts compare as huge unsigned numbers, as in the kernel.
+        assert!(f.matches(&neg));
+        assert!(!Filter::default()
+            .with_sizes(None, Some(1 << 40))
+            .matches(&neg));
+        let f = Filter::default().with_accurate(Some(false));
+        assert!(!f.matches(&a) && f.matches(&b));
+        let f = Filter::default().with_accurate(Some(true));
+        assert!(f.matches(&a) && !f.matches(&b));
     }
 }

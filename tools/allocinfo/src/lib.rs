@@ -1,6 +1,7 @@
 //! Library behind the `allocinfo` command: parsing, filtering, grouping,
 //! diffing, rendering and plotting of Linux `/proc/allocinfo` (memory
-//! allocation profiling, kernel 6.10+), formats 1.0 and 2.0.
+//! allocation profiling, kernel 6.10+), formats 1.0 and 2.0, the binary ioctl
+//! interface of a live kernel, and a compact snapshot form.
 //!
 //! ```
 //! let text = "allocinfo - version: 1.0\n\
@@ -11,9 +12,12 @@
 //! assert_eq!(parsed.records[0].func, "alloc_slab_page");
 //! ```
 
+pub mod compact;
 pub mod diff;
 pub mod filter;
 pub mod group;
+pub mod ioctl;
+pub mod live;
 pub mod output;
 pub mod parse;
 pub mod plot;

@@ -1,10 +1,12 @@
 //! `allocinfo`: inspect Linux `/proc/allocinfo` (memory allocation profiling).
 
+use allocinfo::compact;
 use allocinfo::diff::diff;
 use allocinfo::filter::{validate_glob, Filter};
 use allocinfo::group::{group, group_key, GroupBy};
+use allocinfo::live::{self, Via};
 use allocinfo::output::{self, Format, TopSummary};
-use allocinfo::parse::{parse_bytes, Version};
+use allocinfo::parse::{parse_bytes, Parsed, Version};
 use allocinfo::plot::{self, ChartOpts, Line, ValueKind, XAxis};
 use allocinfo::record::{merge_duplicates, Record};
 use allocinfo::snap;
@@ -48,6 +50,9 @@ const MAX_WARNINGS: usize = 20;
     propagate_version = true
 )]
 struct Cli {
+    /// Say on stderr how the input was read (with --live: through the ioctl or as text, and why).
+    #[arg(short, long, global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Cmd,
 }
@@ -84,6 +89,22 @@ struct FilterArgs {
     /// Only call sites in function NAME (repeatable; globs such as 'kmalloc*' allowed).
     #[arg(long, value_name = "NAME", value_parser = parse_glob)]
     func: Vec<String>,
+    /// Only call sites at source line N (repeatable).
+    #[arg(long, value_name = "N")]
+    line: Vec<u32>,
+    /// Only kernel lines with at least B bytes allocated (before lines of one site are
+    /// summed; the kernel's MIN_SIZE). Same units as --min-bytes.
+    #[arg(long, value_name = "B", value_parser = parse_size_u64)]
+    min_size: Option<u64>,
+    /// Only kernel lines with at most B bytes allocated (inclusive; the kernel's MAX_SIZE).
+    #[arg(long, value_name = "B", value_parser = parse_size_u64)]
+    max_size: Option<u64>,
+    /// Only call sites whose counters the kernel marks inaccurate (`accurate:no`).
+    #[arg(long, conflicts_with = "accurate")]
+    inaccurate: bool,
+    /// Only call sites whose counters are accurate (no `accurate:no`).
+    #[arg(long)]
+    accurate: bool,
     /// Hide rows below B bytes: call sites (top), group totals (group), absolute
     /// changes (diff), peak values (plot series). Plain integer or IEC suffix:
     /// 4096, 4K, 1M, 2MiB, 1.5G.
@@ -96,7 +117,83 @@ struct FilterArgs {
 
 impl FilterArgs {
     fn filter(&self) -> Result<Filter> {
-        Filter::new(&self.module, &self.file, &self.func).context("invalid filter")
+        if let (Some(min), Some(max)) = (self.min_size, self.max_size) {
+            if min > max {
+                return Err(UsageError(format!(
+                    "--min-size {min} is larger than --max-size {max}"
+                ))
+                .into());
+            }
+        }
+        let accurate = match (self.accurate, self.inaccurate) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        };
+        Ok(Filter::new(&self.module, &self.file, &self.func)
+            .context("invalid filter")?
+            .with_lines(&self.line)
+            .with_sizes(self.min_size, self.max_size)
+            .with_accurate(accurate))
+    }
+}
+
+/// Reading the running kernel instead of a FILE.
+#[derive(Args, Debug, Clone)]
+struct LiveArgs {
+    /// Read the running kernel's /proc/allocinfo (see --proc): through its ioctl when part
+    /// of the filter can be done by the kernel, else as text (see --via).
+    #[arg(long, conflicts_with = "input")]
+    live: bool,
+    /// The file to read with --live [default: /proc/allocinfo].
+    #[arg(long, value_name = "PATH")]
+    proc: Option<PathBuf>,
+    /// With --live: auto = the ioctl when the kernel can evaluate part of the filter
+    /// (falling back to the text file when the ioctl is refused); ioctl = always the
+    /// ioctl, no fallback; text = always the text file [default: auto].
+    #[arg(long, value_enum)]
+    via: Option<Via>,
+}
+
+/// Where the records come from.
+#[derive(Debug, Clone)]
+enum Input {
+    /// A file in the text or compact form, `-` = standard input.
+    File(String),
+    /// The running kernel.
+    Live {
+        proc: PathBuf,
+        via: Via,
+        verbose: bool,
+    },
+}
+
+impl Input {
+    fn new(live: &LiveArgs, file: &str, verbose: bool) -> Result<Input> {
+        if !live.live && (live.proc.is_some() || live.via.is_some()) {
+            // (clap's `requires` cannot tell an absent flag from a false one.)
+            return Err(UsageError("--proc and --via need --live".into()).into());
+        }
+        Ok(if live.live {
+            Input::Live {
+                proc: live
+                    .proc
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from(DEFAULT_SOURCE)),
+                via: live.via.unwrap_or(Via::Auto),
+                verbose,
+            }
+        } else {
+            Input::File(file.to_string())
+        })
+    }
+
+    /// For titles.
+    fn name(&self) -> String {
+        match self {
+            Input::File(path) => display_name(path),
+            Input::Live { proc, .. } => proc.display().to_string(),
+        }
     }
 }
 
@@ -106,6 +203,12 @@ fn parse_glob(s: &str) -> std::result::Result<String, String> {
 
 fn parse_size_arg(s: &str) -> std::result::Result<i64, String> {
     parse_size(s).map_err(|e| e.to_string())
+}
+
+fn parse_size_u64(s: &str) -> std::result::Result<u64, String> {
+    parse_size(s)
+        .map_err(|e| e.to_string())
+        .and_then(|v| u64::try_from(v).map_err(|e| e.to_string()))
 }
 
 fn parse_interval(s: &str) -> std::result::Result<f64, String> {
@@ -142,7 +245,9 @@ struct TopArgs {
     format: Format,
     #[command(flatten)]
     filter: FilterArgs,
-    /// allocinfo file to read (`-` = standard input).
+    #[command(flatten)]
+    live: LiveArgs,
+    /// allocinfo file to read (text or compact form; `-` = standard input).
     #[arg(value_name = "FILE", default_value = DEFAULT_SOURCE)]
     input: String,
 }
@@ -164,7 +269,9 @@ struct GroupArgs {
     format: Format,
     #[command(flatten)]
     filter: FilterArgs,
-    /// allocinfo file to read (`-` = standard input).
+    #[command(flatten)]
+    live: LiveArgs,
+    /// allocinfo file to read (text or compact form; `-` = standard input).
     #[arg(value_name = "FILE", default_value = DEFAULT_SOURCE)]
     input: String,
 }
@@ -183,6 +290,10 @@ struct SnapArgs {
     /// File to copy.
     #[arg(long, value_name = "FILE", default_value = DEFAULT_SOURCE)]
     source: PathBuf,
+    /// Write the compact form (DIR/allocinfo-YYYYmmddTHHMMSSZ.compact): a string table
+    /// and line deltas, about 60 % of the size of the text, read back by every command of this tool.
+    #[arg(long)]
+    compact: bool,
 }
 
 #[derive(Args, Debug)]
@@ -256,7 +367,9 @@ struct PlotTopArgs {
     chart: ChartArgs,
     #[command(flatten)]
     filter: FilterArgs,
-    /// allocinfo file to read (`-` = standard input).
+    #[command(flatten)]
+    live: LiveArgs,
+    /// allocinfo file to read (text or compact form; `-` = standard input).
     #[arg(value_name = "FILE", default_value = DEFAULT_SOURCE)]
     input: String,
 }
@@ -276,7 +389,9 @@ struct PlotGroupArgs {
     chart: ChartArgs,
     #[command(flatten)]
     filter: FilterArgs,
-    /// allocinfo file to read (`-` = standard input).
+    #[command(flatten)]
+    live: LiveArgs,
+    /// allocinfo file to read (text or compact form; `-` = standard input).
     #[arg(value_name = "FILE", default_value = DEFAULT_SOURCE)]
     input: String,
 }
@@ -317,6 +432,11 @@ struct PlotSeriesArgs {
     files: Vec<PathBuf>,
 }
 
+/// An invalid combination of arguments found after parsing: exit status 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct UsageError(String);
+
 /// Malformed input with --strict: exit status 3.
 #[derive(Debug, thiserror::Error)]
 #[error("{count} malformed line(s) in {name} (--strict)")]
@@ -338,6 +458,8 @@ fn main() -> ExitCode {
             eprintln!("allocinfo: error: {e:#}");
             if e.downcast_ref::<StrictError>().is_some() {
                 ExitCode::from(3)
+            } else if e.downcast_ref::<UsageError>().is_some() {
+                ExitCode::from(2)
             } else {
                 ExitCode::from(1)
             }
@@ -346,14 +468,15 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<()> {
+    let v = cli.verbose;
     match cli.command {
-        Cmd::Top(a) => cmd_top(a),
-        Cmd::Group(a) => cmd_group(a),
+        Cmd::Top(a) => cmd_top(a, v),
+        Cmd::Group(a) => cmd_group(a, v),
         Cmd::Snap(a) => cmd_snap(a),
         Cmd::Diff(a) => cmd_diff(a),
         Cmd::Plot(p) => match p.kind {
-            PlotKind::Top(a) => cmd_plot_top(a),
-            PlotKind::Group(a) => cmd_plot_group(a),
+            PlotKind::Top(a) => cmd_plot_top(a, v),
+            PlotKind::Group(a) => cmd_plot_group(a, v),
             PlotKind::Series(a) => cmd_plot_series(a),
         },
     }
@@ -392,12 +515,16 @@ fn read_input(path: &str) -> Result<Vec<u8>> {
     })
 }
 
-/// Read, parse, report malformed lines, filter, and merge duplicate sites.
-fn load(path: &str, f: &FilterArgs) -> Result<Vec<Record>> {
-    let data = read_input(path)?;
-    let parsed = parse_bytes(&data);
-    let name = display_name(path);
-    let level = if f.strict { "error" } else { "warning" };
+/// Read and parse a file, reporting malformed lines.
+fn read_parsed(path: &str, strict: bool) -> Result<Parsed> {
+    parse_checked(&read_input(path)?, &display_name(path), strict)
+}
+
+/// Parse, reporting malformed lines (as errors with `strict`).
+fn parse_checked(data: &[u8], name: &str, strict: bool) -> Result<Parsed> {
+    let parsed = parse_bytes(data);
+    let name = name.to_string();
+    let level = if strict { "error" } else { "warning" };
     for issue in parsed.issues.iter().take(MAX_WARNINGS) {
         eprintln!("allocinfo: {level}: {name}: {issue}");
     }
@@ -407,7 +534,7 @@ fn load(path: &str, f: &FilterArgs) -> Result<Vec<Record>> {
             parsed.issues.len() - MAX_WARNINGS
         );
     }
-    if f.strict && !parsed.issues.is_empty() {
+    if strict && !parsed.issues.is_empty() {
         return Err(StrictError {
             count: parsed.issues.len(),
             name,
@@ -421,8 +548,35 @@ fn load(path: &str, f: &FilterArgs) -> Result<Vec<Record>> {
             );
         }
     }
+    Ok(parsed)
+}
+
+/// Read (a file, or the live kernel), filter, and merge duplicate sites.
+fn load(input: &Input, f: &FilterArgs) -> Result<Vec<Record>> {
     let filter = f.filter()?;
-    Ok(merge_duplicates(&filter.apply(&parsed.records)))
+    let records = match input {
+        Input::File(path) => read_parsed(path, f.strict)?.records,
+        Input::Live { proc, via, verbose } => {
+            let r = live::read_live(proc, &filter, *via)?;
+            for w in &r.warnings {
+                eprintln!("allocinfo: warning: {w}");
+            }
+            if *verbose {
+                eprintln!("allocinfo: {}", r.note);
+            }
+            match r.data {
+                live::Data::Records(recs) => recs,
+                live::Data::Text => read_parsed(&proc.to_string_lossy(), f.strict)?.records,
+            }
+        }
+    };
+    // The whole filter, also after the ioctl (whose answer is a superset).
+    Ok(merge_duplicates(&filter.apply(&records)))
+}
+
+/// `load` of a file.
+fn load_file(path: &str, f: &FilterArgs) -> Result<Vec<Record>> {
+    load(&Input::File(path.to_string()), f)
 }
 
 fn sort_sites(records: &mut [Record], by: SortKey) {
@@ -443,12 +597,12 @@ fn limit<T>(v: &mut Vec<T>, n: usize) {
 
 /// Filtered, min-bytes-trimmed and sorted call sites, plus the pre-limit summary.
 fn top_sites(
-    path: &str,
+    input: &Input,
     f: &FilterArgs,
     by: SortKey,
     n: usize,
 ) -> Result<(Vec<Record>, TopSummary)> {
-    let mut recs = load(path, f)?;
+    let mut recs = load(input, f)?;
     if let Some(min) = f.min_bytes {
         recs.retain(|r| r.bytes >= min);
     }
@@ -461,19 +615,20 @@ fn top_sites(
     Ok((recs, summary))
 }
 
-fn cmd_top(a: TopArgs) -> Result<()> {
-    let (recs, summary) = top_sites(&a.input, &a.filter, a.by, a.n)?;
+fn cmd_top(a: TopArgs, verbose: bool) -> Result<()> {
+    let input = Input::new(&a.live, &a.input, verbose)?;
+    let (recs, summary) = top_sites(&input, &a.filter, a.by, a.n)?;
     write_stdout(&output::render_top(&recs, summary, a.format)?)
 }
 
 fn group_rows(
-    path: &str,
+    input: &Input,
     f: &FilterArgs,
     by: GroupBy,
     depth: Option<usize>,
     n: usize,
 ) -> Result<Vec<allocinfo::group::GroupRow>> {
-    let recs = load(path, f)?;
+    let recs = load(input, f)?;
     let mut rows = group(&recs, by, depth);
     if let Some(min) = f.min_bytes {
         rows.retain(|r| r.bytes >= min);
@@ -482,14 +637,15 @@ fn group_rows(
     Ok(rows)
 }
 
-fn cmd_group(a: GroupArgs) -> Result<()> {
-    let rows = group_rows(&a.input, &a.filter, a.by, a.depth, a.n)?;
+fn cmd_group(a: GroupArgs, verbose: bool) -> Result<()> {
+    let input = Input::new(&a.live, &a.input, verbose)?;
+    let rows = group_rows(&input, &a.filter, a.by, a.depth, a.n)?;
     write_stdout(&output::render_group(&rows, a.by, a.format)?)
 }
 
 fn cmd_diff(a: DiffArgs) -> Result<()> {
-    let old = load(&a.old, &a.filter)?;
-    let new = load(&a.new, &a.filter)?;
+    let old = load_file(&a.old, &a.filter)?;
+    let new = load_file(&a.new, &a.filter)?;
     let mut d = diff(&old, &new, a.by, a.depth);
     if let Some(min) = a.filter.min_bytes {
         d.retain_min_bytes(min);
@@ -515,7 +671,14 @@ fn cmd_snap(a: SnapArgs) -> Result<()> {
                 };
             anyhow::anyhow!("cannot read {}: {e}{hint}", a.source.display())
         })?;
-        let path = write_unique_snapshot(&a.out, &data)?;
+        let path = if a.compact {
+            let name = a.source.to_string_lossy();
+            let parsed = parse_checked(&data, &name, false)?;
+            let text = compact::encode(parsed.version, &parsed.records);
+            write_unique_snapshot(&a.out, text.as_bytes(), snap::COMPACT_SUFFIX)?
+        } else {
+            write_unique_snapshot(&a.out, &data, snap::SUFFIX)?
+        };
         write_stdout(&format!("{}\n", path.display()))?;
         i += 1;
         if a.count != 0 && i >= a.count {
@@ -531,9 +694,9 @@ fn cmd_snap(a: SnapArgs) -> Result<()> {
 
 /// Write a snapshot named after the current time; if a snapshot of this
 /// second already exists, wait for the next second.
-fn write_unique_snapshot(dir: &Path, data: &[u8]) -> Result<PathBuf> {
+fn write_unique_snapshot(dir: &Path, data: &[u8], suffix: &str) -> Result<PathBuf> {
     for _ in 0..3 {
-        match snap::write_snapshot(dir, data, Utc::now()) {
+        match snap::write_snapshot_with(dir, data, Utc::now(), suffix) {
             Ok(p) => return Ok(p),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 let sub = Utc::now().timestamp_subsec_millis() as u64;
@@ -563,9 +726,10 @@ fn site_label(r: &Record) -> String {
     }
 }
 
-fn cmd_plot_top(a: PlotTopArgs) -> Result<()> {
+fn cmd_plot_top(a: PlotTopArgs, verbose: bool) -> Result<()> {
     let n = if a.n == 0 { 20 } else { a.n };
-    let (recs, _) = top_sites(&a.input, &a.filter, a.by, n)?;
+    let input = Input::new(&a.live, &a.input, verbose)?;
+    let (recs, _) = top_sites(&input, &a.filter, a.by, n)?;
     let (bars, what, kind): (Vec<_>, _, _) = match a.by {
         SortKey::Bytes => (
             recs.iter().map(|r| (site_label(r), r.bytes)).collect(),
@@ -580,24 +744,17 @@ fn cmd_plot_top(a: PlotTopArgs) -> Result<()> {
             ValueKind::Count,
         ),
     };
-    let title = format!(
-        "Top {} call sites by {what} ({})",
-        bars.len(),
-        display_name(&a.input)
-    );
+    let title = format!("Top {} call sites by {what} ({})", bars.len(), input.name());
     plot::bar_chart(&a.chart.out, &chart_opts(&a.chart, title), &bars, kind)?;
     Ok(())
 }
 
-fn cmd_plot_group(a: PlotGroupArgs) -> Result<()> {
+fn cmd_plot_group(a: PlotGroupArgs, verbose: bool) -> Result<()> {
     let n = if a.n == 0 { 20 } else { a.n };
-    let rows = group_rows(&a.input, &a.filter, a.by, a.depth, n)?;
+    let input = Input::new(&a.live, &a.input, verbose)?;
+    let rows = group_rows(&input, &a.filter, a.by, a.depth, n)?;
     let bars: Vec<_> = rows.iter().map(|r| (r.group.clone(), r.bytes)).collect();
-    let title = format!(
-        "Allocated bytes by {} ({})",
-        a.by.as_str(),
-        display_name(&a.input)
-    );
+    let title = format!("Allocated bytes by {} ({})", a.by.as_str(), input.name());
     plot::bar_chart(
         &a.chart.out,
         &chart_opts(&a.chart, title),
@@ -632,7 +789,7 @@ fn cmd_plot_series(a: PlotSeriesArgs) -> Result<()> {
     let mut names: HashMap<String, String> = HashMap::new();
     let mut columns: Vec<HashMap<String, i64>> = Vec::new();
     for f in &files {
-        let recs = load(&f.to_string_lossy(), &a.filter)?;
+        let recs = load_file(&f.to_string_lossy(), &a.filter)?;
         let mut col: HashMap<String, i64> = HashMap::new();
         for r in &recs {
             let (key, label) = match a.by {

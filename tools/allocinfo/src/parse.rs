@@ -45,6 +45,9 @@ pub enum ParseErrorKind {
     UnexpectedField(String),
     #[error("invalid version header {0:?}")]
     BadHeader(String),
+    /// A line of the compact snapshot form ([`crate::compact`]).
+    #[error("invalid compact record: {0}")]
+    Compact(String),
 }
 
 /// A malformed line.
@@ -89,8 +92,12 @@ pub struct Parsed {
 /// Prefix of the version header line.
 pub const HEADER_PREFIX: &str = "allocinfo - version:";
 
-/// Parse a whole allocinfo text.
+/// Parse a whole allocinfo text, or a snapshot in the compact form
+/// ([`crate::compact`], recognised by its first line).
 pub fn parse_str(input: &str) -> Parsed {
+    if crate::compact::is_compact(input) {
+        return crate::compact::decode(input);
+    }
     let mut out = Parsed::default();
     for (i, line) in input.lines().enumerate() {
         let line_no = i + 1;

@@ -1,7 +1,8 @@
 //! Property tests for the allocinfo parser: it never panics, and well-formed
 //! records survive format -> parse unchanged.
 
-use allocinfo::parse::{parse_bytes, parse_line, parse_str, Line};
+use allocinfo::compact;
+use allocinfo::parse::{parse_bytes, parse_line, parse_str, Line, Version};
 use allocinfo::Record;
 use proptest::prelude::*;
 
@@ -99,4 +100,48 @@ proptest! {
         prop_assert_eq!(p.version.map(|v| v.major), Some(if v2 { 2 } else { 1 }));
         prop_assert_eq!(p.records, recs);
     }
+
+    #[test]
+    fn compact_form_round_trips(
+        recs in proptest::collection::vec(record_strategy(), 0..30),
+        repeat in proptest::collection::vec(any::<prop::sample::Index>(), 0..10),
+        v2 in proptest::option::of(any::<bool>()),
+    ) {
+        // Repeated records and names exercise the references and deltas.
+        let mut recs = recs;
+        for i in &repeat {
+            if !recs.is_empty() {
+                let r = recs[i.index(recs.len())].clone();
+                recs.push(r);
+            }
+        }
+        let version = v2.map(|v2| Version { major: if v2 { 2 } else { 1 }, minor: 0 });
+        let text = compact::encode(version, &recs);
+        let p = parse_str(&text);
+        prop_assert!(p.issues.is_empty(), "{:?}", p.issues);
+        prop_assert_eq!(p.version, version);
+        prop_assert_eq!(p.records, recs);
+    }
+
+    #[test]
+    fn compact_junk_never_panics(lines in proptest::collection::vec(compact_junk_line(), 0..8)) {
+        let text = format!("allocinfo compact 1\n{}", lines.join("\n"));
+        let p = parse_str(&text);
+        prop_assert!(p.records.len() + p.issues.len() <= text.lines().count());
+    }
+}
+
+fn compact_junk_line() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("'".to_string()),
+        Just("=".to_string()),
+        Just("-".to_string()),
+        Just("+".to_string()),
+        Just(" ".to_string()),
+        Just(":".to_string()),
+        "[0-9]{1,22}",
+        "[a-z/._]{1,6}",
+        "\\PC{1,2}",
+    ];
+    proptest::collection::vec(piece, 0..14).prop_map(|v| v.concat())
 }
