@@ -79,12 +79,19 @@ module: setup
 # The kselftest tree the guest runs: our collection, built with the kernel's
 # lib.mk, plus the kernel's run_kselftest.sh and its runner.
 SELFTESTS_KSRC = $$(if [ -e $(KDIR)/source ]; then readlink -f $(KDIR)/source; else echo $(KDIR); fi)
+# The host tool goes into the guest too (allocinfo_tool_test), linked
+# statically: the guest has no C library.
+TOOL_TARGET := x86_64-unknown-linux-gnu
+TOOL_BIN := $(CACHE)/tool-build/$(TOOL_TARGET)/release/allocinfo
 selftests: setup
 	@rm -rf $(GUEST)/kselftest && mkdir -p $(GUEST)/selftests-build $(GUEST)/kselftest
+	@cd tools/allocinfo && RUSTFLAGS="-C target-feature=+crt-static" cargo build --quiet --release \
+		--locked --target $(TOOL_TARGET) --target-dir $(CACHE)/tool-build
 	@ksrc=$(SELFTESTS_KSRC); \
 	$(MAKE) --no-print-directory -s -C selftests/allocprof KSRC=$$ksrc \
 		ALLOC_TAG_UAPI=$$(scripts/kernel-source patched)/include/uapi/linux/alloc_tag.h \
 		OUTPUT=$(GUEST)/selftests-build INSTALL_PATH=$(GUEST)/kselftest/allocprof install && \
+	cp $(TOOL_BIN) $(GUEST)/kselftest/allocprof/ && \
 	cp -r $$ksrc/tools/testing/selftests/run_kselftest.sh $$ksrc/tools/testing/selftests/kselftest \
 		$(GUEST)/kselftest/ && \
 	$(MAKE) --no-print-directory -s -C selftests/allocprof KSRC=$$ksrc COLLECTION=allocprof \
@@ -150,7 +157,7 @@ bench: setup
 	@bench/run
 
 clean:
-	rm -rf $(CACHE)/modbuild $(CACHE)/guest
+	rm -rf $(CACHE)/modbuild $(CACHE)/guest $(CACHE)/tool-build
 	-cd tools/allocinfo && cargo clean
 
 distclean: clean
