@@ -53,7 +53,7 @@ int main(void)
 		"--file mm/slub.c",
 		"--module built-in --func alloc_slab_page",
 		"--file 'mm/*'",
-		"--module built-in --inaccurate --line 31",
+		"--module built-in --inaccurate --file mm/slub.c",
 	};
 	unsigned int i;
 	long long unit;
