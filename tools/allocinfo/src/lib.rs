@@ -1,7 +1,8 @@
 //! Library behind the `allocinfo` command: parsing, filtering, grouping,
 //! diffing, rendering and plotting of Linux `/proc/allocinfo` (memory
 //! allocation profiling, kernel 6.10+), formats 1.0 and 2.0, the binary ioctl
-//! interface of a live kernel, and a compact snapshot form.
+//! interface of a live kernel, and a compact snapshot form; also the call
+//! chains of allocprof's debugfs stacks file ([`stacks`]).
 //!
 //! ```
 //! let text = "allocinfo - version: 1.0\n\
@@ -13,6 +14,7 @@
 //! ```
 
 pub mod compact;
+pub mod debugfs;
 pub mod diff;
 pub mod filter;
 pub mod group;
@@ -23,6 +25,7 @@ pub mod parse;
 pub mod plot;
 pub mod record;
 pub mod snap;
+pub mod stacks;
 pub mod units;
 
 pub use parse::{parse_bytes, parse_str, Parsed};

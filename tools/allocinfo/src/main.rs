@@ -5,22 +5,26 @@ use allocinfo::diff::diff;
 use allocinfo::filter::{validate_glob, Filter};
 use allocinfo::group::{group, group_key, GroupBy};
 use allocinfo::live::{self, Via};
-use allocinfo::output::{self, Format, TopSummary};
+use allocinfo::output::{self, Format, StacksFormat, TopSummary};
 use allocinfo::parse::{parse_bytes, Parsed, Version};
 use allocinfo::plot::{self, ChartOpts, Line, ValueKind, XAxis};
 use allocinfo::record::{merge_duplicates, Record};
 use allocinfo::snap;
+use allocinfo::stacks::{self, StackRecord};
 use allocinfo::units::parse_size;
 use anyhow::{bail, Context, Result};
 use chrono::{DateTime, Utc};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::collections::HashMap;
+use std::fmt::Display;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 const DEFAULT_SOURCE: &str = "/proc/allocinfo";
+/// allocprof's call chains of the call sites with the `s` flag.
+const STACKS_SOURCE: &str = "/sys/kernel/debug/allocprof/stacks";
 
 const EXIT_CODES: &str = "\
 Exit status:
@@ -74,6 +78,10 @@ enum Cmd {
     /// Draw SVG charts: top call sites, group totals, or a series of snapshots over time.
     #[command(after_help = EXIT_CODES)]
     Plot(PlotArgs),
+    /// Live allocations per call site and call chain, with the task of the latest
+    /// allocation (allocprof's debugfs stacks file).
+    #[command(after_help = EXIT_CODES)]
+    Stacks(StacksArgs),
 }
 
 /// Filters and parse options shared by the read commands.
@@ -135,6 +143,38 @@ impl FilterArgs {
             .with_lines(&self.line)
             .with_sizes(self.min_size, self.max_size)
             .with_accurate(accurate))
+    }
+}
+
+/// The filters of the commands that read allocprof's debugfs files.
+#[derive(Args, Debug, Clone)]
+struct SiteFilterArgs {
+    /// Only call sites of module NAME (repeatable; `built-in` selects code that is not a module).
+    #[arg(long, value_name = "NAME")]
+    module: Vec<String>,
+    /// Only call sites whose source file matches GLOB (repeatable), e.g. 'mm/*' or
+    /// 'drivers/net/**'. `*` also matches `/`.
+    #[arg(long, value_name = "GLOB", value_parser = parse_glob)]
+    file: Vec<String>,
+    /// Only call sites in function NAME (repeatable; globs such as 'kmalloc*' allowed).
+    #[arg(long, value_name = "NAME", value_parser = parse_glob)]
+    func: Vec<String>,
+    /// Only call sites at source line N (repeatable).
+    #[arg(long, value_name = "N")]
+    line: Vec<u32>,
+    /// Hide rows below B bytes. Plain integer or IEC suffix: 4096, 4K, 1M, 2MiB, 1.5G.
+    #[arg(long, value_name = "B", value_parser = parse_size_arg)]
+    min_bytes: Option<i64>,
+    /// Fail with exit status 3 on malformed input lines instead of warning and skipping them.
+    #[arg(long)]
+    strict: bool,
+}
+
+impl SiteFilterArgs {
+    fn filter(&self) -> Result<Filter> {
+        Ok(Filter::new(&self.module, &self.file, &self.func)
+            .context("invalid filter")?
+            .with_lines(&self.line))
     }
 }
 
@@ -321,6 +361,28 @@ struct DiffArgs {
 }
 
 #[derive(Args, Debug)]
+struct StacksArgs {
+    /// Number of call chains to show (0 = all).
+    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 10)]
+    n: usize,
+    /// Rank by bytes or by number of live allocations.
+    #[arg(long, value_enum, default_value_t = SortKey::Bytes)]
+    by: SortKey,
+    /// Frames of each chain in the table, innermost first (0 = all; JSON and CSV
+    /// always have all).
+    #[arg(long, value_name = "K", default_value_t = 4)]
+    frames: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = StacksFormat::Table)]
+    format: StacksFormat,
+    #[command(flatten)]
+    filter: SiteFilterArgs,
+    /// The stacks file to read (`-` = standard input).
+    #[arg(value_name = "FILE", default_value = STACKS_SOURCE)]
+    input: String,
+}
+
+#[derive(Args, Debug)]
 struct PlotArgs {
     #[command(subcommand)]
     kind: PlotKind,
@@ -479,6 +541,7 @@ fn run(cli: Cli) -> Result<()> {
             PlotKind::Group(a) => cmd_plot_group(a, v),
             PlotKind::Series(a) => cmd_plot_series(a),
         },
+        Cmd::Stacks(a) => cmd_stacks(a, v),
     }
 }
 
@@ -520,27 +583,32 @@ fn read_parsed(path: &str, strict: bool) -> Result<Parsed> {
     parse_checked(&read_input(path)?, &display_name(path), strict)
 }
 
-/// Parse, reporting malformed lines (as errors with `strict`).
-fn parse_checked(data: &[u8], name: &str, strict: bool) -> Result<Parsed> {
-    let parsed = parse_bytes(data);
-    let name = name.to_string();
+/// Report malformed lines on stderr: warnings, or errors (exit status 3) with `strict`.
+fn report_issues<I: Display>(issues: &[I], name: &str, strict: bool) -> Result<()> {
     let level = if strict { "error" } else { "warning" };
-    for issue in parsed.issues.iter().take(MAX_WARNINGS) {
+    for issue in issues.iter().take(MAX_WARNINGS) {
         eprintln!("allocinfo: {level}: {name}: {issue}");
     }
-    if parsed.issues.len() > MAX_WARNINGS {
+    if issues.len() > MAX_WARNINGS {
         eprintln!(
             "allocinfo: {level}: {name}: ... and {} more malformed lines",
-            parsed.issues.len() - MAX_WARNINGS
+            issues.len() - MAX_WARNINGS
         );
     }
-    if strict && !parsed.issues.is_empty() {
+    if strict && !issues.is_empty() {
         return Err(StrictError {
-            count: parsed.issues.len(),
-            name,
+            count: issues.len(),
+            name: name.to_string(),
         }
         .into());
     }
+    Ok(())
+}
+
+/// Parse, reporting malformed lines (as errors with `strict`).
+fn parse_checked(data: &[u8], name: &str, strict: bool) -> Result<Parsed> {
+    let parsed = parse_bytes(data);
+    report_issues(&parsed.issues, name, strict)?;
     if let Some(v) = parsed.version {
         if v.major > Version::MAX_KNOWN_MAJOR {
             eprintln!(
@@ -653,6 +721,78 @@ fn cmd_diff(a: DiffArgs) -> Result<()> {
     limit(&mut d.sites, a.n);
     limit(&mut d.groups, a.n);
     write_stdout(&output::render_diff(&d, a.format)?)
+}
+
+/// Read one of allocprof's debugfs files (`-` = standard input).
+fn read_debugfs(path: &str) -> Result<Vec<u8>> {
+    if path == "-" {
+        return read_input(path);
+    }
+    std::fs::read(path).map_err(|e| {
+        let hint = match e.kind() {
+            io::ErrorKind::NotFound => {
+                " (debugfs must be mounted on /sys/kernel/debug, e.g. `mount -t debugfs none \
+                 /sys/kernel/debug`, and the allocprof module loaded)"
+            }
+            io::ErrorKind::PermissionDenied => {
+                " (debugfs is readable by root only; it must be mounted on /sys/kernel/debug \
+                 and the allocprof module loaded)"
+            }
+            _ => "",
+        };
+        anyhow::anyhow!("cannot read {path}: {e}{hint}")
+    })
+}
+
+/// With `-v`: the statistics line of a debugfs file, under the table or on stderr.
+fn append_stats(out: &mut String, stats: Option<&str>, table: bool, verbose: bool) {
+    match stats {
+        Some(line) if verbose => {
+            if table {
+                out.push_str(line);
+                out.push('\n');
+            } else {
+                eprintln!("{line}");
+            }
+        }
+        _ => {}
+    }
+}
+
+fn cmd_stacks(a: StacksArgs, verbose: bool) -> Result<()> {
+    let filter = a.filter.filter()?;
+    let name = display_name(&a.input);
+    let parsed = stacks::parse_stacks_bytes(&read_debugfs(&a.input)?);
+    report_issues(&parsed.issues, &name, a.filter.strict)?;
+    let mut rows: Vec<StackRecord> = parsed
+        .records
+        .into_iter()
+        .filter(|r| filter.matches(&r.site))
+        .filter(|r| a.filter.min_bytes.is_none_or(|m| r.site.bytes >= m))
+        .collect();
+    let summary = TopSummary {
+        sites: rows.len(),
+        bytes: rows
+            .iter()
+            .fold(0i64, |s, r| s.saturating_add(r.site.bytes)),
+    };
+    // Stable: chains that tie keep the kernel's order.
+    rows.sort_by(|x, y| {
+        let (x, y) = (&x.site, &y.site);
+        match a.by {
+            SortKey::Bytes => y.bytes.cmp(&x.bytes).then(y.calls.cmp(&x.calls)),
+            SortKey::Calls => y.calls.cmp(&x.calls).then(y.bytes.cmp(&x.bytes)),
+        }
+    });
+    limit(&mut rows, a.n);
+    let mut out = output::render_stacks(&rows, summary, a.frames, a.format)?;
+    append_stats(
+        &mut out,
+        parsed.stats.as_deref(),
+        a.format == StacksFormat::Table,
+        verbose,
+    );
+    write_stdout(&out)
 }
 
 fn cmd_snap(a: SnapArgs) -> Result<()> {

@@ -3,6 +3,7 @@
 use crate::diff::{Diff, SiteDelta};
 use crate::group::{GroupBy, GroupRow};
 use crate::record::{Record, SiteKey};
+use crate::stacks::StackRecord;
 use crate::units::{format_iec, format_iec_signed};
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 use serde::Serialize;
@@ -21,6 +22,18 @@ pub enum Format {
     /// Prometheus text exposition format (gauges), for node_exporter's
     /// textfile collector.
     Prometheus,
+}
+
+/// Output format of `stacks`: no Prometheus, whose series cannot be told
+/// apart by call chain without a label per frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StacksFormat {
+    /// Human-readable table with IEC sizes and the innermost frames.
+    Table,
+    /// JSON (exact integers, every frame).
+    Json,
+    /// CSV with a header row (exact integers, every frame in one column).
+    Csv,
 }
 
 /// Errors while rendering (serialization failures).
@@ -569,6 +582,137 @@ pub fn render_diff(d: &Diff, fmt: Format) -> Result<String> {
     }
 }
 
+// ---------------------------------------------------------------- stacks
+
+#[derive(Serialize)]
+struct StackJsonRow<'a> {
+    rank: usize,
+    bytes: i64,
+    calls: u64,
+    file: &'a str,
+    line: u32,
+    module: Option<&'a str>,
+    func: &'a str,
+    pid: u32,
+    comm: &'a str,
+    frames: &'a [String],
+}
+
+#[derive(Serialize)]
+struct StackCsvRow<'a> {
+    rank: usize,
+    bytes: i64,
+    calls: u64,
+    file: &'a str,
+    line: u32,
+    module: &'a str,
+    func: &'a str,
+    pid: u32,
+    comm: &'a str,
+    frames: String,
+}
+
+const STACKS_CSV_HEADER: [&str; 10] = [
+    "rank", "bytes", "calls", "file", "line", "module", "func", "pid", "comm", "frames",
+];
+
+/// The frames cell of the `stacks` table: the `max` innermost frames (0 =
+/// all), one a line, and how many more there are.
+fn frames_cell(frames: &[String], max: usize) -> String {
+    if frames.is_empty() {
+        return "(none)".to_string();
+    }
+    let shown = if max == 0 {
+        frames.len()
+    } else {
+        max.min(frames.len())
+    };
+    let mut s = frames[..shown].join("\n");
+    if shown < frames.len() {
+        let _ = write!(s, "\n… {} more", frames.len() - shown);
+    }
+    s
+}
+
+/// Render the rows of `stacks` (already sorted and truncated); `summary`
+/// counts the chains before `-n`. The table shows the `frames` innermost
+/// frames of each chain (0 = all); JSON and CSV have every frame.
+pub fn render_stacks(
+    rows: &[StackRecord],
+    summary: TopSummary,
+    frames: usize,
+    fmt: StacksFormat,
+) -> Result<String> {
+    match fmt {
+        StacksFormat::Table => {
+            let mut t = new_table(
+                &[
+                    "#", "Bytes", "Calls", "Location", "Module", "Function", "PID", "Comm",
+                    "Frames",
+                ],
+                &[0, 1, 2, 6],
+            );
+            for (i, r) in rows.iter().enumerate() {
+                t.add_row(vec![
+                    (i + 1).to_string(),
+                    format_iec(r.site.bytes),
+                    r.site.calls.to_string(),
+                    format!("{}:{}", r.site.file, r.site.line),
+                    r.site.module_label().to_string(),
+                    r.site.func.clone(),
+                    r.pid.to_string(),
+                    r.comm.clone(),
+                    frames_cell(&r.frames, frames),
+                ]);
+            }
+            let shown: i64 = rows
+                .iter()
+                .fold(0i64, |a, r| a.saturating_add(r.site.bytes));
+            Ok(format!(
+                "{t}\n{} of {} call chains, {} of {} total\n",
+                rows.len(),
+                summary.sites,
+                format_iec(shown),
+                format_iec(summary.bytes)
+            ))
+        }
+        StacksFormat::Json => {
+            let v: Vec<StackJsonRow> = rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| StackJsonRow {
+                    rank: i + 1,
+                    bytes: r.site.bytes,
+                    calls: r.site.calls,
+                    file: &r.site.file,
+                    line: r.site.line,
+                    module: r.site.module.as_deref(),
+                    func: &r.site.func,
+                    pid: r.pid,
+                    comm: &r.comm,
+                    frames: &r.frames,
+                })
+                .collect();
+            to_json(&v)
+        }
+        StacksFormat::Csv => to_csv(
+            rows.iter().enumerate().map(|(i, r)| StackCsvRow {
+                rank: i + 1,
+                bytes: r.site.bytes,
+                calls: r.site.calls,
+                file: &r.site.file,
+                line: r.site.line,
+                module: r.site.module.as_deref().unwrap_or(""),
+                func: &r.site.func,
+                pid: r.pid,
+                comm: &r.comm,
+                frames: r.chain_string(),
+            }),
+            &STACKS_CSV_HEADER,
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -604,6 +748,24 @@ mod tests {
             "allocinfo_bytes{file=\"drivers/foo/b\\\"ar.c\",line=\"77\",func=\"foo_probe\",module=\"foo_mod\"} 8192\n"
         ));
         assert!(s.starts_with("# HELP allocinfo_bytes "));
+    }
+
+    #[test]
+    fn stacks_frames_cell() {
+        let f: Vec<String> = ["a+0x1/0x2", "b+0x1/0x2", "c+0x1/0x2"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(frames_cell(&f, 2), "a+0x1/0x2\nb+0x1/0x2\n… 1 more");
+        assert_eq!(frames_cell(&f, 3), "a+0x1/0x2\nb+0x1/0x2\nc+0x1/0x2");
+        assert_eq!(frames_cell(&f, 0), frames_cell(&f, 9));
+        assert_eq!(frames_cell(&[], 2), "(none)");
+        let s =
+            render_stacks(&[], TopSummary { sites: 0, bytes: 0 }, 2, StacksFormat::Csv).unwrap();
+        assert_eq!(
+            s,
+            "rank,bytes,calls,file,line,module,func,pid,comm,frames\n"
+        );
     }
 
     #[test]

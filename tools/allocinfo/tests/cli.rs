@@ -750,6 +750,7 @@ fn every_command_has_help_with_exit_codes() {
         vec!["plot", "top"],
         vec!["plot", "group"],
         vec!["plot", "series"],
+        vec!["stacks"],
     ] {
         let mut args = cmd.clone();
         args.push("--help");

@@ -1,11 +1,14 @@
 //! Checks that run over every fixture in tests/fixtures/, so that captured
 //! files can be added without writing new tests. Files whose name starts with
 //! `malformed` are expected to contain malformed lines; every other file must
-//! parse cleanly, contain at least one call site, and every data line must be
-//! reproduced byte for byte by `Record::to_line` (the kernel's printf format).
+//! parse cleanly, contain at least one record, and its data lines must be
+//! reproduced byte for byte from the parsed records (the kernel's printf
+//! format). Files named `*stacks.txt` and `*ages.txt` are allocprof's debugfs
+//! files and are read with their own parsers; all others are /proc/allocinfo.
 
 use allocinfo::parse::{parse_line, parse_str, Line};
-use std::path::PathBuf;
+use allocinfo::stacks::{parse_stacks, StackRecord};
+use std::path::{Path, PathBuf};
 
 fn fixtures() -> Vec<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
@@ -19,32 +22,65 @@ fn fixtures() -> Vec<PathBuf> {
     v
 }
 
-fn is_malformed(p: &std::path::Path) -> bool {
-    p.file_name()
-        .unwrap()
-        .to_string_lossy()
-        .starts_with("malformed")
+fn name(p: &Path) -> String {
+    p.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+fn is_malformed(p: &Path) -> bool {
+    name(p).starts_with("malformed")
+}
+
+/// Which parser reads the file.
+enum Kind {
+    Allocinfo,
+    Stacks,
+}
+
+fn kind(p: &Path) -> Kind {
+    let n = name(p);
+    if n.ends_with("stacks.txt") {
+        Kind::Stacks
+    } else {
+        Kind::Allocinfo
+    }
+}
+
+/// The text without its `#` comment lines.
+fn without_comments(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect()
 }
 
 #[test]
 fn every_wellformed_fixture_parses_cleanly_and_round_trips() {
     for path in fixtures().iter().filter(|p| !is_malformed(p)) {
         let text = String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned();
-        let parsed = parse_str(&text);
-        assert!(
-            parsed.issues.is_empty(),
-            "{}: {:?}",
-            path.display(),
-            parsed.issues
-        );
-        assert!(
-            !parsed.records.is_empty(),
-            "{}: no call sites",
-            path.display()
-        );
-        for line in text.lines() {
-            if let Ok(Line::Record(r)) = parse_line(line) {
-                assert_eq!(r.to_line(), format!("{line}\n"), "{}", path.display());
+        let what = path.display();
+        match kind(path) {
+            Kind::Allocinfo => {
+                let parsed = parse_str(&text);
+                assert!(parsed.issues.is_empty(), "{what}: {:?}", parsed.issues);
+                assert!(!parsed.records.is_empty(), "{what}: no call sites");
+                for line in text.lines() {
+                    if let Ok(Line::Record(r)) = parse_line(line) {
+                        assert_eq!(r.to_line(), format!("{line}\n"), "{what}");
+                    }
+                }
+            }
+            Kind::Stacks => {
+                let parsed = parse_stacks(&text);
+                assert!(parsed.issues.is_empty(), "{what}: {:?}", parsed.issues);
+                assert!(!parsed.records.is_empty(), "{what}: no records");
+                assert!(parsed.stats.is_some(), "{what}: no statistics line");
+                // The last record's empty line is optional.
+                let mut want = without_comments(&text);
+                if !want.ends_with("\n\n") {
+                    want.push('\n');
+                }
+                let got: String = parsed.records.iter().map(StackRecord::to_text).collect();
+                assert_eq!(got, want, "{what}");
             }
         }
     }
@@ -53,7 +89,11 @@ fn every_wellformed_fixture_parses_cleanly_and_round_trips() {
 #[test]
 fn malformed_fixtures_report_issues() {
     for path in fixtures().iter().filter(|p| is_malformed(p)) {
-        let parsed = parse_str(&std::fs::read_to_string(path).unwrap());
-        assert!(!parsed.issues.is_empty(), "{}", path.display());
+        let text = std::fs::read_to_string(path).unwrap();
+        let issues = match kind(path) {
+            Kind::Allocinfo => parse_str(&text).issues.len(),
+            Kind::Stacks => parse_stacks(&text).issues.len(),
+        };
+        assert!(issues > 0, "{}", path.display());
     }
 }

@@ -1,0 +1,259 @@
+//! What the parsers of allocprof's debugfs files (`/sys/kernel/debug/allocprof/`,
+//! see [`crate::stacks`]) share: the call-site part of a line, which has
+//! `/proc/allocinfo`'s grammar, and the report of a malformed line, which
+//! says what was expected.
+
+use crate::record::Record;
+use std::fmt;
+
+/// Prefix of the statistics comment line of the debugfs files.
+pub const STATS_PREFIX: &str = "# tracked:";
+
+/// What the parser expected where it found something else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected {
+    /// The byte count (`%12lli`).
+    Bytes,
+    /// The call count (`%8llu`).
+    Calls,
+    /// `file:line`.
+    Location,
+    /// ` [module]` or ` func:NAME` after `file:line`.
+    ModuleOrFunc,
+    /// ` func:NAME` after ` [module]`.
+    Func,
+    /// ` pid:N` after the function (stacks).
+    Pid,
+    /// ` comm:TASK` after the pid (stacks).
+    Comm,
+    /// ` age:LO-HIs` or ` age:>=LOs` after the function (ages).
+    Age,
+    /// Nothing more after the age bucket (ages).
+    EndOfLine,
+    /// In a record of the stacks file: a frame or the empty line ending it.
+    FrameOrEmpty,
+    /// A frame outside a record of the stacks file.
+    RecordLine,
+}
+
+impl fmt::Display for Expected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Expected::Bytes => "a byte count",
+            Expected::Calls => "a call count after the byte count",
+            Expected::Location => "file:line after the call count",
+            Expected::ModuleOrFunc => "[module] or func:NAME after file:line",
+            Expected::Func => "func:NAME after [module]",
+            Expected::Pid => "pid:N after func:NAME",
+            Expected::Comm => "comm:TASK after pid:N",
+            Expected::Age => "age:LO-HIs or age:>=LOs (power-of-two seconds) after func:NAME",
+            Expected::EndOfLine => "the end of the line after the age bucket",
+            Expected::FrameOrEmpty => {
+                "a frame indented by exactly four spaces, or the empty line that ends the record"
+            }
+            Expected::RecordLine => {
+                "a call site line `BYTES CALLS file:line [module] func:NAME pid:N comm:TASK` \
+                 before the frames"
+            }
+        })
+    }
+}
+
+/// What the parser found instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// A field (shown quoted).
+    Field(String),
+    /// The line ended.
+    EndOfLine,
+    /// The whole line is the culprit (already shown by the report).
+    Line,
+}
+
+impl Found {
+    fn field(s: &str) -> Found {
+        Found::Field(s.to_string())
+    }
+}
+
+/// A malformed line of a debugfs file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed {
+    /// 1-based line number.
+    pub line_no: usize,
+    pub expected: Expected,
+    pub found: Found,
+    /// The line (without its newline).
+    pub text: String,
+}
+
+impl fmt::Display for Malformed {
+    /// `line N: malformed line (expected X, found "Y"): "TEXT"`, like the
+    /// reports of the `/proc/allocinfo` parser.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const MAX: usize = 120;
+        let text: String = if self.text.chars().count() > MAX {
+            let mut t: String = self.text.chars().take(MAX).collect();
+            t.push('…');
+            t
+        } else {
+            self.text.clone()
+        };
+        write!(
+            f,
+            "line {}: malformed line (expected {}",
+            self.line_no, self.expected
+        )?;
+        match &self.found {
+            Found::Field(s) => write!(f, ", found {s:?}")?,
+            Found::EndOfLine => write!(f, ", found the end of the line")?,
+            Found::Line => {}
+        }
+        write!(f, "): {text:?}")
+    }
+}
+
+/// Why a line did not parse (the line number and text are added by the caller).
+pub(crate) type Bad = (Expected, Found);
+
+pub(crate) fn is_blank(c: char) -> bool {
+    c == ' ' || c == '\t'
+}
+
+/// The next whitespace-separated field and what follows it.
+pub(crate) fn split_field(s: &str) -> Option<(&str, &str)> {
+    let s = s.trim_start_matches(is_blank);
+    if s.is_empty() {
+        return None;
+    }
+    let end = s.find(is_blank).unwrap_or(s.len());
+    Some(s.split_at(end))
+}
+
+/// The next field, which must be there.
+pub(crate) fn need_field(s: &str, expected: Expected) -> Result<(&str, &str), Bad> {
+    split_field(s).ok_or((expected, Found::EndOfLine))
+}
+
+/// A field that must be `key:VALUE`.
+pub(crate) fn keyed<'a>(field: &'a str, key: &str, expected: Expected) -> Result<&'a str, Bad> {
+    field
+        .strip_prefix(key)
+        .and_then(|v| v.strip_prefix(':'))
+        .ok_or_else(|| (expected, Found::field(field)))
+}
+
+/// Parse the call-site part of a line, `/proc/allocinfo`'s grammar:
+/// `"%12lli %8llu "`, `file:line`, ` [module]` for loadable modules only,
+/// ` func:NAME`. Returns the site (with the line's bytes and calls) and the
+/// rest of the line after the function name.
+pub(crate) fn parse_site(line: &str) -> Result<(Record, &str), Bad> {
+    let (tok, rest) = need_field(line, Expected::Bytes)?;
+    let bytes: i64 = tok
+        .parse()
+        .map_err(|_| (Expected::Bytes, Found::field(tok)))?;
+    let (tok, rest) = need_field(rest, Expected::Calls)?;
+    let calls: u64 = tok
+        .parse()
+        .map_err(|_| (Expected::Calls, Found::field(tok)))?;
+    let (loc, rest) = need_field(rest, Expected::Location)?;
+    let (file, line_no) = loc
+        .rsplit_once(':')
+        .and_then(|(f, l)| Some((f, l.parse::<u32>().ok()?)))
+        .filter(|(f, _)| !f.is_empty())
+        .ok_or_else(|| (Expected::Location, Found::field(loc)))?;
+    let (mut tok, mut rest) = need_field(rest, Expected::ModuleOrFunc)?;
+    let mut module = None;
+    if tok.len() > 2 && tok.starts_with('[') && tok.ends_with(']') {
+        module = Some(tok[1..tok.len() - 1].to_string());
+        (tok, rest) = need_field(rest, Expected::Func)?;
+    }
+    let expected = if module.is_some() {
+        Expected::Func
+    } else {
+        Expected::ModuleOrFunc
+    };
+    let func = keyed(tok, "func", expected)?;
+    if func.is_empty() {
+        return Err((expected, Found::field(tok)));
+    }
+    Ok((
+        Record {
+            bytes,
+            calls,
+            file: file.to_string(),
+            line: line_no,
+            module,
+            func: func.to_string(),
+            extra: vec![],
+        },
+        rest,
+    ))
+}
+
+/// The call-site part of a line as the kernel prints it (no trailing space).
+pub(crate) fn site_prefix(r: &Record) -> String {
+    let mut s = format!("{:>12} {:>8} {}:{}", r.bytes, r.calls, r.file, r.line);
+    if let Some(m) = &r.module {
+        s.push_str(" [");
+        s.push_str(m);
+        s.push(']');
+    }
+    s.push_str(" func:");
+    s.push_str(&r.func);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn site_part_and_rest() {
+        let (r, rest) =
+            parse_site("        2560        5 a/b.c:351 [m_x] func:f pid:1 comm:x y").unwrap();
+        assert_eq!((r.bytes, r.calls, r.line), (2560, 5, 351));
+        assert_eq!(
+            (r.file.as_str(), r.module.as_deref()),
+            ("a/b.c", Some("m_x"))
+        );
+        assert_eq!((r.func.as_str(), rest), ("f", " pid:1 comm:x y"));
+        assert_eq!(
+            site_prefix(&r),
+            "        2560        5 a/b.c:351 [m_x] func:f"
+        );
+        let (r, rest) = parse_site("-1 0 mm/x.c:2 func:g").unwrap();
+        assert_eq!((r.bytes, r.module, rest), (-1, None, ""));
+    }
+
+    #[test]
+    fn says_what_was_expected() {
+        use Expected::*;
+        let f = |s: &str| Found::Field(s.into());
+        let cases: [(&str, Bad); 9] = [
+            ("", (Bytes, Found::EndOfLine)),
+            ("x 1 a.c:1 func:f", (Bytes, f("x"))),
+            ("1", (Calls, Found::EndOfLine)),
+            ("1 -1 a.c:1 func:f", (Calls, f("-1"))),
+            ("1 1 a.c func:f", (Location, f("a.c"))),
+            ("1 1 a.c:1", (ModuleOrFunc, Found::EndOfLine)),
+            ("1 1 a.c:1 [m]", (Func, Found::EndOfLine)),
+            ("1 1 a.c:1 [m] fun:f", (Func, f("fun:f"))),
+            ("1 1 a.c:1 func:", (ModuleOrFunc, f("func:"))),
+        ];
+        for (line, want) in cases {
+            assert_eq!(parse_site(line).unwrap_err(), want, "{line:?}");
+        }
+        let m = Malformed {
+            line_no: 4,
+            expected: Pid,
+            found: Found::EndOfLine,
+            text: "1 1 a.c:1 func:f".into(),
+        };
+        assert_eq!(
+            m.to_string(),
+            "line 4: malformed line (expected pid:N after func:NAME, found the end of the line): \
+             \"1 1 a.c:1 func:f\""
+        );
+    }
+}

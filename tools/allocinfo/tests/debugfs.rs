@@ -1,0 +1,444 @@
+//! End-to-end tests of the commands that read allocprof's debugfs files
+//! (`stacks`), on the fixtures, with exact expected values.
+
+mod common;
+use common::fixture;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use allocinfo::stacks::parse_stacks;
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_allocinfo"))
+        .args(args)
+        .output()
+        .expect("run allocinfo")
+}
+
+fn run_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_allocinfo"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn allocinfo");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// Run, require exit 0 and an empty stderr, return stdout.
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: stderr: {}", stderr(&o));
+    assert_eq!(stderr(&o), "", "{args:?}");
+    stdout(&o)
+}
+
+const STACKS: &str = "guest-stacks.txt";
+const TEST_C: &str = "/root/allocprof/selftests/modules/allocprof_test.c";
+const STACKS_STATS: &str = "# tracked: 27 allocations in 5 chains; table: 27/16384 allocations, \
+                            5/4096 chains, 712704 bytes; not tracked: 0 (table full), 0 (nested)";
+
+// ------------------------------------------------------------------ stacks
+
+#[test]
+fn stacks_fixture_parses_to_the_exact_records() {
+    let p = parse_stacks(&std::fs::read_to_string(fixture(STACKS)).unwrap());
+    assert!(p.issues.is_empty(), "{:?}", p.issues);
+    assert_eq!(p.stats.as_deref(), Some(STACKS_STATS));
+    let got: Vec<_> = p
+        .records
+        .iter()
+        .map(|r| {
+            (
+                r.site.bytes,
+                r.site.calls,
+                r.site.file.as_str(),
+                r.site.line,
+                r.site.module.as_deref(),
+                r.site.func.as_str(),
+                r.pid,
+                r.comm.as_str(),
+                r.frames.len(),
+            )
+        })
+        .collect();
+    let m = Some("allocprof_test");
+    assert_eq!(
+        got,
+        [
+            (
+                40960,
+                10,
+                "mm/slub.c",
+                2425,
+                None,
+                "alloc_slab_page",
+                1,
+                "systemd",
+                7
+            ),
+            (
+                2560,
+                5,
+                TEST_C,
+                351,
+                m,
+                "aptest_helper",
+                241,
+                "control_test",
+                6
+            ),
+            (
+                1536,
+                3,
+                TEST_C,
+                351,
+                m,
+                "aptest_helper",
+                243,
+                "aptest worker",
+                4
+            ),
+            (
+                1024,
+                8,
+                TEST_C,
+                99,
+                m,
+                "aptest_kmalloc_100",
+                241,
+                "control_test",
+                0
+            ),
+            (
+                192,
+                1,
+                "fs/dcache.c",
+                1690,
+                None,
+                "__d_alloc",
+                0,
+                "swapper/0",
+                4
+            ),
+        ]
+    );
+    assert_eq!(
+        p.records[2].frames,
+        [
+            "__kmalloc_cache_noprof+0x1a2/0x3c0",
+            "aptest_helper+0x1d/0x40 [allocprof_test]",
+            "aptest_from_b+0x9/0x20 [allocprof_test]",
+            "0xffffffffc0a01234",
+        ]
+    );
+    // The last record has no empty line after it.
+    assert_eq!(p.records[4].frames[3], "path_openat+0x3c5/0x1210");
+}
+
+#[test]
+fn stacks_table_exact() {
+    let out = ok(&["stacks", "-n", "4", "--frames", "2", &fixture(STACKS)]);
+    assert_eq!(
+        out,
+        "\
+┌───┬──────────┬───────┬────────────────────────────────────────────────────────┬────────────────┬────────────────────┬─────┬───────────────┬──────────────────────────────────────────┐
+│ # ┆    Bytes ┆ Calls ┆ Location                                               ┆ Module         ┆ Function           ┆ PID ┆ Comm          ┆ Frames                                   │
+╞═══╪══════════╪═══════╪════════════════════════════════════════════════════════╪════════════════╪════════════════════╪═════╪═══════════════╪══════════════════════════════════════════╡
+│ 1 ┆ 40.0 KiB ┆    10 ┆ mm/slub.c:2425                                         ┆ (built-in)     ┆ alloc_slab_page    ┆   1 ┆ systemd       ┆ allocate_slab+0x8a/0x370                 │
+│   ┆          ┆       ┆                                                        ┆                ┆                    ┆     ┆               ┆ ___slab_alloc+0x40e/0x8a0                │
+│   ┆          ┆       ┆                                                        ┆                ┆                    ┆     ┆               ┆ … 5 more                                 │
+│ 2 ┆  2.5 KiB ┆     5 ┆ /root/allocprof/selftests/modules/allocprof_test.c:351 ┆ allocprof_test ┆ aptest_helper      ┆ 241 ┆ control_test  ┆ __kmalloc_cache_noprof+0x1a2/0x3c0       │
+│   ┆          ┆       ┆                                                        ┆                ┆                    ┆     ┆               ┆ aptest_helper+0x1d/0x40 [allocprof_test] │
+│   ┆          ┆       ┆                                                        ┆                ┆                    ┆     ┆               ┆ … 4 more                                 │
+│ 3 ┆  1.5 KiB ┆     3 ┆ /root/allocprof/selftests/modules/allocprof_test.c:351 ┆ allocprof_test ┆ aptest_helper      ┆ 243 ┆ aptest worker ┆ __kmalloc_cache_noprof+0x1a2/0x3c0       │
+│   ┆          ┆       ┆                                                        ┆                ┆                    ┆     ┆               ┆ aptest_helper+0x1d/0x40 [allocprof_test] │
+│   ┆          ┆       ┆                                                        ┆                ┆                    ┆     ┆               ┆ … 2 more                                 │
+│ 4 ┆  1.0 KiB ┆     8 ┆ /root/allocprof/selftests/modules/allocprof_test.c:99  ┆ allocprof_test ┆ aptest_kmalloc_100 ┆ 241 ┆ control_test  ┆ (none)                                   │
+└───┴──────────┴───────┴────────────────────────────────────────────────────────┴────────────────┴────────────────────┴─────┴───────────────┴──────────────────────────────────────────┘
+4 of 5 call chains, 45.0 KiB of 45.2 KiB total
+"
+    );
+}
+
+#[test]
+fn stacks_all_frames_and_verbose_statistics() {
+    let out = ok(&[
+        "stacks",
+        "-v",
+        "--func",
+        "__d_alloc",
+        "--frames",
+        "0",
+        &fixture(STACKS),
+    ]);
+    assert_eq!(
+        out,
+        format!(
+            "\
+┌───┬───────┬───────┬──────────────────┬────────────┬───────────┬─────┬───────────┬─────────────────────────────────────────┐
+│ # ┆ Bytes ┆ Calls ┆ Location         ┆ Module     ┆ Function  ┆ PID ┆ Comm      ┆ Frames                                  │
+╞═══╪═══════╪═══════╪══════════════════╪════════════╪═══════════╪═════╪═══════════╪═════════════════════════════════════════╡
+│ 1 ┆ 192 B ┆     1 ┆ fs/dcache.c:1690 ┆ (built-in) ┆ __d_alloc ┆   0 ┆ swapper/0 ┆ kmem_cache_alloc_lru_noprof+0x113/0x2f0 │
+│   ┆       ┆       ┆                  ┆            ┆           ┆     ┆           ┆ __d_alloc+0x31/0x220                    │
+│   ┆       ┆       ┆                  ┆            ┆           ┆     ┆           ┆ d_alloc_parallel+0x52/0x4e0             │
+│   ┆       ┆       ┆                  ┆            ┆           ┆     ┆           ┆ path_openat+0x3c5/0x1210                │
+└───┴───────┴───────┴──────────────────┴────────────┴───────────┴─────┴───────────┴─────────────────────────────────────────┘
+1 of 1 call chains, 192 B of 192 B total
+{STACKS_STATS}
+"
+        )
+    );
+    // Not without -v.
+    let out = ok(&["stacks", "--func", "__d_alloc", &fixture(STACKS)]);
+    assert!(
+        out.ends_with("1 of 1 call chains, 192 B of 192 B total\n"),
+        "{out}"
+    );
+    // In JSON and CSV the line goes to stderr.
+    let o = run(&[
+        "stacks",
+        "-v",
+        "--format",
+        "csv",
+        "-n",
+        "1",
+        &fixture(STACKS),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stderr(&o), format!("{STACKS_STATS}\n"));
+    assert_eq!(stdout(&o).lines().count(), 2);
+}
+
+#[test]
+fn stacks_json_exact() {
+    let out = ok(&[
+        "stacks",
+        "--module",
+        "allocprof_test",
+        "--format",
+        "json",
+        "-n",
+        "0",
+        &fixture(STACKS),
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!([
+            {
+                "rank": 1, "bytes": 2560, "calls": 5, "file": TEST_C, "line": 351,
+                "module": "allocprof_test", "func": "aptest_helper", "pid": 241,
+                "comm": "control_test",
+                "frames": [
+                    "__kmalloc_cache_noprof+0x1a2/0x3c0",
+                    "aptest_helper+0x1d/0x40 [allocprof_test]",
+                    "aptest_from_a+0x9/0x20 [allocprof_test]",
+                    "aptest_callers_write+0x8c/0x120 [allocprof_test]",
+                    "full_proxy_write+0x54/0x80",
+                    "vfs_write+0xc8/0x410"
+                ]
+            },
+            {
+                "rank": 2, "bytes": 1536, "calls": 3, "file": TEST_C, "line": 351,
+                "module": "allocprof_test", "func": "aptest_helper", "pid": 243,
+                "comm": "aptest worker",
+                "frames": [
+                    "__kmalloc_cache_noprof+0x1a2/0x3c0",
+                    "aptest_helper+0x1d/0x40 [allocprof_test]",
+                    "aptest_from_b+0x9/0x20 [allocprof_test]",
+                    "0xffffffffc0a01234"
+                ]
+            },
+            {
+                "rank": 3, "bytes": 1024, "calls": 8, "file": TEST_C, "line": 99,
+                "module": "allocprof_test", "func": "aptest_kmalloc_100", "pid": 241,
+                "comm": "control_test", "frames": []
+            }
+        ])
+    );
+    // The text itself: pretty-printed, built-in sites have a null module.
+    let out = ok(&[
+        "stacks",
+        "--format",
+        "json",
+        "--file",
+        "fs/*",
+        &fixture(STACKS),
+    ]);
+    assert_eq!(
+        out,
+        r#"[
+  {
+    "rank": 1,
+    "bytes": 192,
+    "calls": 1,
+    "file": "fs/dcache.c",
+    "line": 1690,
+    "module": null,
+    "func": "__d_alloc",
+    "pid": 0,
+    "comm": "swapper/0",
+    "frames": [
+      "kmem_cache_alloc_lru_noprof+0x113/0x2f0",
+      "__d_alloc+0x31/0x220",
+      "d_alloc_parallel+0x52/0x4e0",
+      "path_openat+0x3c5/0x1210"
+    ]
+  }
+]
+"#
+    );
+}
+
+#[test]
+fn stacks_csv_exact_with_filters_and_order() {
+    let out = ok(&[
+        "stacks",
+        "--by",
+        "calls",
+        "--format",
+        "csv",
+        "-n",
+        "0",
+        &fixture(STACKS),
+    ]);
+    assert_eq!(
+        out,
+        format!(
+            "rank,bytes,calls,file,line,module,func,pid,comm,frames\n\
+             1,40960,10,mm/slub.c,2425,,alloc_slab_page,1,systemd,\
+             allocate_slab+0x8a/0x370 <- ___slab_alloc+0x40e/0x8a0 <- \
+             __kmalloc_cache_noprof+0x1a2/0x3c0 <- kernfs_fop_open+0x2c4/0x3f0 <- \
+             do_dentry_open+0x15c/0x4a0 <- vfs_open+0x2e/0xe0 <- path_openat+0x8b5/0x1210\n\
+             2,1024,8,{TEST_C},99,allocprof_test,aptest_kmalloc_100,241,control_test,\n\
+             3,2560,5,{TEST_C},351,allocprof_test,aptest_helper,241,control_test,\
+             __kmalloc_cache_noprof+0x1a2/0x3c0 <- aptest_helper+0x1d/0x40 [allocprof_test] <- \
+             aptest_from_a+0x9/0x20 [allocprof_test] <- \
+             aptest_callers_write+0x8c/0x120 [allocprof_test] <- \
+             full_proxy_write+0x54/0x80 <- vfs_write+0xc8/0x410\n\
+             4,1536,3,{TEST_C},351,allocprof_test,aptest_helper,243,aptest worker,\
+             __kmalloc_cache_noprof+0x1a2/0x3c0 <- aptest_helper+0x1d/0x40 [allocprof_test] <- \
+             aptest_from_b+0x9/0x20 [allocprof_test] <- 0xffffffffc0a01234\n\
+             5,192,1,fs/dcache.c,1690,,__d_alloc,0,swapper/0,\
+             kmem_cache_alloc_lru_noprof+0x113/0x2f0 <- __d_alloc+0x31/0x220 <- \
+             d_alloc_parallel+0x52/0x4e0 <- path_openat+0x3c5/0x1210\n"
+        )
+    );
+    let csv = |args: &[&str]| {
+        let mut argv = vec!["stacks", "--format", "csv", "-n", "0"];
+        argv.extend(args);
+        let f = fixture(STACKS);
+        argv.push(&f);
+        ok(&argv)
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').take(3).collect::<Vec<_>>().join(","))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(csv(&["--module", "built-in"]), ["1,40960,10", "2,192,1"]);
+    assert_eq!(
+        csv(&["--func", "aptest_*", "--line", "351"]),
+        ["1,2560,5", "2,1536,3"]
+    );
+    assert_eq!(csv(&["--min-bytes", "1K"]).len(), 4);
+    assert_eq!(
+        csv(&["--file", "mm/**", "--min-bytes", "1M"]),
+        [] as [&str; 0]
+    );
+    // An empty result still has the header.
+    assert_eq!(
+        ok(&[
+            "stacks",
+            "--format",
+            "csv",
+            "--module",
+            "nfs",
+            &fixture(STACKS)
+        ]),
+        "rank,bytes,calls,file,line,module,func,pid,comm,frames\n"
+    );
+}
+
+#[test]
+fn stacks_malformed_lines_warn_or_fail_with_strict() {
+    let input = "\
+# tracked: 1 allocations in 1 chains
+   1 1 a.c:1 func:f comm:x
+    skipped+0x1/0x2
+
+        4096        2 mm/x.c:7 func:g pid:3 comm:t
+     five+0x1/0x2
+    g+0x1/0x2
+";
+    let o = run_stdin(&["stacks", "--format", "csv", "-"], input);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stderr(&o),
+        "allocinfo: warning: <stdin>: line 2: malformed line (expected pid:N after \
+         func:NAME, found \"comm:x\"): \"   1 1 a.c:1 func:f comm:x\"\n\
+         allocinfo: warning: <stdin>: line 6: malformed line (expected a frame indented by \
+         exactly four spaces, or the empty line that ends the record): \"     five+0x1/0x2\"\n"
+    );
+    assert_eq!(
+        stdout(&o),
+        "rank,bytes,calls,file,line,module,func,pid,comm,frames\n\
+         1,4096,2,mm/x.c,7,,g,3,t,g+0x1/0x2\n"
+    );
+    let o = run_stdin(&["stacks", "--strict", "-"], input);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(stdout(&o), "");
+    assert!(stderr(&o).contains("allocinfo: error: <stdin>: line 2: malformed line"));
+    assert!(stderr(&o).ends_with("allocinfo: error: 2 malformed line(s) in <stdin> (--strict)\n"));
+    // A /proc/allocinfo file is not a stacks file.
+    let o = run(&["stacks", "--strict", &fixture("v2.txt")]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        stderr(&o)
+            .contains("malformed line (expected pid:N after func:NAME, found \"accurate:no\")"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn stacks_missing_file_says_what_is_needed() {
+    let o = run(&["stacks", "/nonexistent/allocprof/stacks"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), "");
+    assert_eq!(
+        stderr(&o),
+        "allocinfo: error: cannot read /nonexistent/allocprof/stacks: No such file or \
+         directory (os error 2) (debugfs must be mounted on /sys/kernel/debug, e.g. \
+         `mount -t debugfs none /sys/kernel/debug`, and the allocprof module loaded)\n"
+    );
+    // Usage errors: no Prometheus output for chains.
+    assert_eq!(
+        run(&["stacks", "--format", "prometheus", &fixture(STACKS)])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["stacks", "--frames", "x", &fixture(STACKS)])
+            .status
+            .code(),
+        Some(2)
+    );
+}

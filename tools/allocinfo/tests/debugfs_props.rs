@@ -1,0 +1,105 @@
+//! Property tests for the parsers of allocprof's debugfs files: they never
+//! panic, and well-formed records survive format -> parse unchanged.
+
+use allocinfo::stacks::{parse_stacks, parse_stacks_bytes, StackRecord};
+use allocinfo::Record;
+use proptest::prelude::*;
+
+fn site_strategy() -> impl Strategy<Value = Record> {
+    let file = "[a-z][a-z0-9_-]{0,8}(/[a-zA-Z0-9_.+-]{1,10}){0,4}\\.[ch]";
+    let module = proptest::option::of("[a-z][a-z0-9_]{0,15}");
+    let func = "[A-Za-z_][A-Za-z0-9_.]{0,30}";
+    (any::<i64>(), any::<u64>(), file, any::<u32>(), module, func).prop_map(
+        |(bytes, calls, file, line, module, func)| Record {
+            bytes,
+            calls,
+            file,
+            line,
+            module,
+            func,
+            extra: vec![],
+        },
+    )
+}
+
+fn frame_strategy() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[A-Za-z_][A-Za-z0-9_.]{0,20}\\+0x[0-9a-f]{1,4}/0x[0-9a-f]{1,4}( \\[[a-z_]{1,10}\\])?",
+        "0x[0-9a-f]{16}",
+    ]
+}
+
+fn stack_strategy() -> impl Strategy<Value = StackRecord> {
+    (
+        site_strategy(),
+        any::<u32>(),
+        // A task name: up to 15 printable bytes, spaces anywhere.
+        "[ -~]{0,15}",
+        proptest::collection::vec(frame_strategy(), 0..6),
+    )
+        .prop_map(|(site, pid, comm, frames)| StackRecord {
+            site,
+            pid,
+            comm,
+            frames,
+        })
+}
+
+/// Lines made of pieces of the debugfs formats.
+fn junk_text() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("    ".to_string()),
+        Just(" ".to_string()),
+        Just("\t".to_string()),
+        Just("\n".to_string()),
+        Just("\r\n".to_string()),
+        Just("#".to_string()),
+        Just("# tracked:".to_string()),
+        Just("func:".to_string()),
+        Just("pid:".to_string()),
+        Just("comm:".to_string()),
+        Just("[m]".to_string()),
+        Just("a.c:1".to_string()),
+        Just("+0x1/0x2".to_string()),
+        "-?[0-9]{1,22}",
+        "[a-z/._]{1,8}",
+        "\\PC{1,3}",
+    ];
+    proptest::collection::vec(piece, 0..40).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn stacks_junk_never_panics(text in junk_text()) {
+        let p = parse_stacks(&text);
+        let n = text.lines().count();
+        prop_assert!(p.issues.len() <= n);
+        for issue in &p.issues {
+            prop_assert!(issue.line_no >= 1 && issue.line_no <= n);
+            let _ = issue.to_string();
+        }
+    }
+
+    #[test]
+    fn stacks_arbitrary_bytes_never_panic(b in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let _ = parse_stacks_bytes(&b);
+    }
+
+    #[test]
+    fn stacks_round_trip(
+        recs in proptest::collection::vec(stack_strategy(), 0..12),
+        final_empty_line in any::<bool>(),
+    ) {
+        let mut text = String::from("# allocprof stacks: x\n# tracked: y\n");
+        text.extend(recs.iter().map(StackRecord::to_text));
+        if !final_empty_line && text.ends_with("\n\n") {
+            text.pop();
+        }
+        let p = parse_stacks(&text);
+        prop_assert!(p.issues.is_empty(), "{:?}", p.issues);
+        prop_assert_eq!(p.stats.as_deref(), Some("# tracked: y"));
+        prop_assert_eq!(p.records, recs);
+    }
+}
