@@ -1,7 +1,7 @@
 //! What the parsers of allocprof's debugfs files (`/sys/kernel/debug/allocprof/`,
-//! see [`crate::stacks`]) share: the call-site part of a line, which has
-//! `/proc/allocinfo`'s grammar, and the report of a malformed line, which
-//! says what was expected.
+//! see [`crate::stacks`] and [`crate::ages`]) share: the call-site part of a
+//! line, which has `/proc/allocinfo`'s grammar, and the report of a malformed
+//! line, which says what was expected.
 
 use crate::record::Record;
 use std::fmt;

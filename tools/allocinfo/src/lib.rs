@@ -2,7 +2,7 @@
 //! diffing, rendering and plotting of Linux `/proc/allocinfo` (memory
 //! allocation profiling, kernel 6.10+), formats 1.0 and 2.0, the binary ioctl
 //! interface of a live kernel, and a compact snapshot form; also the call
-//! chains of allocprof's debugfs stacks file ([`stacks`]).
+//! chains and ages of allocprof's debugfs files ([`stacks`], [`ages`]).
 //!
 //! ```
 //! let text = "allocinfo - version: 1.0\n\
@@ -13,6 +13,7 @@
 //! assert_eq!(parsed.records[0].func, "alloc_slab_page");
 //! ```
 
+pub mod ages;
 pub mod compact;
 pub mod debugfs;
 pub mod diff;

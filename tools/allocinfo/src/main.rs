@@ -1,5 +1,6 @@
 //! `allocinfo`: inspect Linux `/proc/allocinfo` (memory allocation profiling).
 
+use allocinfo::ages::{self, AgeSite};
 use allocinfo::compact;
 use allocinfo::diff::diff;
 use allocinfo::filter::{validate_glob, Filter};
@@ -25,6 +26,8 @@ use std::time::{Duration, Instant};
 const DEFAULT_SOURCE: &str = "/proc/allocinfo";
 /// allocprof's call chains of the call sites with the `s` flag.
 const STACKS_SOURCE: &str = "/sys/kernel/debug/allocprof/stacks";
+/// allocprof's age buckets of the call sites with the `a` flag.
+const AGES_SOURCE: &str = "/sys/kernel/debug/allocprof/ages";
 
 const EXIT_CODES: &str = "\
 Exit status:
@@ -54,7 +57,8 @@ const MAX_WARNINGS: usize = 20;
     propagate_version = true
 )]
 struct Cli {
-    /// Say on stderr how the input was read (with --live: through the ioctl or as text, and why).
+    /// Say on stderr how the input was read (with --live: through the ioctl or as text, and
+    /// why); stacks and ages: show the file's statistics line (under the table, else on stderr).
     #[arg(short, long, global = true)]
     verbose: bool,
     #[command(subcommand)]
@@ -82,6 +86,10 @@ enum Cmd {
     /// allocation (allocprof's debugfs stacks file).
     #[command(after_help = EXIT_CODES)]
     Stacks(StacksArgs),
+    /// Live allocations per call site by age, in power-of-two buckets of seconds
+    /// (allocprof's debugfs ages file): what is old, what keeps growing.
+    #[command(after_help = EXIT_CODES)]
+    Ages(AgesArgs),
 }
 
 /// Filters and parse options shared by the read commands.
@@ -251,6 +259,23 @@ fn parse_size_u64(s: &str) -> std::result::Result<u64, String> {
         .and_then(|v| u64::try_from(v).map_err(|e| e.to_string()))
 }
 
+/// A number of seconds, or with a unit: `90`, `90s`, `10m`, `1h`, `2d`.
+fn parse_age_arg(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, 's')) => (&t[..i], 1),
+        Some((i, 'm')) => (&t[..i], 60),
+        Some((i, 'h')) => (&t[..i], 3600),
+        Some((i, 'd')) => (&t[..i], 86400),
+        _ => (t, 1),
+    };
+    num.trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("invalid age {s:?} (seconds, or with a unit: 90, 90s, 10m, 1h, 2d)"))
+}
+
 fn parse_interval(s: &str) -> std::result::Result<f64, String> {
     let v: f64 = s
         .parse()
@@ -379,6 +404,39 @@ struct StacksArgs {
     filter: SiteFilterArgs,
     /// The stacks file to read (`-` = standard input).
     #[arg(value_name = "FILE", default_value = STACKS_SOURCE)]
+    input: String,
+}
+
+/// What `ages` ranks by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum AgesSortKey {
+    /// Bytes of the site (in the buckets shown).
+    Bytes,
+    /// Live allocations of the site (in the buckets shown).
+    Calls,
+    /// The oldest allocations first: by the site's oldest bucket, then by its bytes.
+    Age,
+}
+
+#[derive(Args, Debug)]
+struct AgesArgs {
+    /// Number of call sites to show (0 = all).
+    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 10)]
+    n: usize,
+    /// Rank by bytes, by number of live allocations, or by age.
+    #[arg(long, value_enum, default_value_t = AgesSortKey::Bytes)]
+    by: AgesSortKey,
+    /// Only the buckets whose allocations are all at least S old (the bucket's lower
+    /// bound is at least S): seconds, or with a unit: 90, 10m, 1h, 2d.
+    #[arg(long, value_name = "S", value_parser = parse_age_arg)]
+    min_age: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    #[command(flatten)]
+    filter: SiteFilterArgs,
+    /// The ages file to read (`-` = standard input).
+    #[arg(value_name = "FILE", default_value = AGES_SOURCE)]
     input: String,
 }
 
@@ -542,6 +600,7 @@ fn run(cli: Cli) -> Result<()> {
             PlotKind::Series(a) => cmd_plot_series(a),
         },
         Cmd::Stacks(a) => cmd_stacks(a, v),
+        Cmd::Ages(a) => cmd_ages(a, v),
     }
 }
 
@@ -790,6 +849,64 @@ fn cmd_stacks(a: StacksArgs, verbose: bool) -> Result<()> {
         &mut out,
         parsed.stats.as_deref(),
         a.format == StacksFormat::Table,
+        verbose,
+    );
+    write_stdout(&out)
+}
+
+fn cmd_ages(a: AgesArgs, verbose: bool) -> Result<()> {
+    let filter = a.filter.filter()?;
+    let name = display_name(&a.input);
+    let parsed = ages::parse_ages_bytes(&read_debugfs(&a.input)?);
+    report_issues(&parsed.issues, &name, a.filter.strict)?;
+    let lines: Vec<_> = parsed
+        .lines
+        .into_iter()
+        .filter(|l| filter.matches(&l.site))
+        .collect();
+    let mut sites: Vec<AgeSite> = ages::sites(&lines);
+    if let Some(min) = a.min_age {
+        for s in &mut sites {
+            s.retain_min_age(min);
+        }
+        sites.retain(|s| !s.buckets.is_empty());
+    }
+    if let Some(min) = a.filter.min_bytes {
+        sites.retain(|s| s.site.bytes >= min);
+    }
+    let summary = TopSummary {
+        sites: sites.len(),
+        bytes: sites
+            .iter()
+            .fold(0i64, |t, s| t.saturating_add(s.site.bytes)),
+    };
+    sites.sort_by(|x, y| {
+        let primary = match a.by {
+            AgesSortKey::Bytes => y
+                .site
+                .bytes
+                .cmp(&x.site.bytes)
+                .then(y.site.calls.cmp(&x.site.calls)),
+            AgesSortKey::Calls => y
+                .site
+                .calls
+                .cmp(&x.site.calls)
+                .then(y.site.bytes.cmp(&x.site.bytes)),
+            AgesSortKey::Age => {
+                let oldest = |s: &AgeSite| s.oldest().map(|b| (b.bucket, b.bytes));
+                oldest(y)
+                    .cmp(&oldest(x))
+                    .then(y.site.bytes.cmp(&x.site.bytes))
+            }
+        };
+        primary.then_with(|| x.site.key().cmp(&y.site.key()))
+    });
+    limit(&mut sites, a.n);
+    let mut out = output::render_ages(&sites, summary, a.min_age, a.format)?;
+    append_stats(
+        &mut out,
+        parsed.stats.as_deref(),
+        a.format == Format::Table,
         verbose,
     );
     write_stdout(&out)

@@ -1,5 +1,6 @@
 //! Rendering of command results as table, JSON, CSV or Prometheus text.
 
+use crate::ages::{AgeSite, BucketCount};
 use crate::diff::{Diff, SiteDelta};
 use crate::group::{GroupBy, GroupRow};
 use crate::record::{Record, SiteKey};
@@ -710,6 +711,201 @@ pub fn render_stacks(
             }),
             &STACKS_CSV_HEADER,
         ),
+    }
+}
+
+// ---------------------------------------------------------------- ages
+
+#[derive(Serialize)]
+struct AgeBucketJson {
+    lo_s: u64,
+    hi_s: Option<u64>,
+    bytes: i64,
+    calls: u64,
+}
+
+#[derive(Serialize)]
+struct AgeSiteJson<'a> {
+    rank: usize,
+    bytes: i64,
+    calls: u64,
+    file: &'a str,
+    line: u32,
+    module: Option<&'a str>,
+    func: &'a str,
+    buckets: Vec<AgeBucketJson>,
+}
+
+#[derive(Serialize)]
+struct AgeCsvRow<'a> {
+    rank: usize,
+    file: &'a str,
+    line: u32,
+    module: &'a str,
+    func: &'a str,
+    lo_s: u64,
+    hi_s: Option<u64>,
+    bytes: i64,
+    calls: u64,
+}
+
+const AGES_CSV_HEADER: [&str; 9] = [
+    "rank", "file", "line", "module", "func", "lo_s", "hi_s", "bytes", "calls",
+];
+
+/// One Prometheus sample per site and bucket; the open bucket's
+/// `age_hi_s` is `+Inf`.
+fn age_samples(
+    out: &mut String,
+    sites: &[AgeSite],
+    metric: &str,
+    value: impl Fn(&BucketCount) -> String,
+) {
+    for s in sites {
+        let labels = site_labels(&s.site.key());
+        for b in &s.buckets {
+            let hi = b.bucket.hi.map_or("+Inf".to_string(), |h| h.to_string());
+            let _ = writeln!(
+                out,
+                "{metric}{{{labels},age_lo_s=\"{}\",age_hi_s=\"{hi}\"}} {}",
+                b.bucket.lo,
+                value(b)
+            );
+        }
+    }
+}
+
+/// Render the sites of `ages` (already sorted and truncated); `summary`
+/// counts the sites before `-n`, `min_age` is `--min-age` for the table's
+/// last line.
+///
+/// The table has a row per site and bucket, oldest bucket first: the site's
+/// first row carries its totals and names, the others only the bucket.
+/// JSON has a site per object with its buckets youngest first; CSV and
+/// Prometheus a row or sample per site and bucket.
+pub fn render_ages(
+    sites: &[AgeSite],
+    summary: TopSummary,
+    min_age: Option<u64>,
+    fmt: Format,
+) -> Result<String> {
+    match fmt {
+        Format::Table => {
+            let mut t = new_table(
+                &[
+                    "#",
+                    "Bytes",
+                    "Calls",
+                    "Location",
+                    "Module",
+                    "Function",
+                    "Age",
+                    "Age bytes",
+                    "Age calls",
+                ],
+                &[0, 1, 2, 7, 8],
+            );
+            for (i, s) in sites.iter().enumerate() {
+                for (j, b) in s.buckets.iter().rev().enumerate() {
+                    let mut row = if j == 0 {
+                        vec![
+                            (i + 1).to_string(),
+                            format_iec(s.site.bytes),
+                            s.site.calls.to_string(),
+                            format!("{}:{}", s.site.file, s.site.line),
+                            s.site.module_label().to_string(),
+                            s.site.func.clone(),
+                        ]
+                    } else {
+                        vec![String::new(); 6]
+                    };
+                    row.extend([
+                        b.bucket.to_string(),
+                        format_iec(b.bytes),
+                        b.calls.to_string(),
+                    ]);
+                    t.add_row(row);
+                }
+            }
+            let shown: i64 = sites
+                .iter()
+                .fold(0i64, |a, s| a.saturating_add(s.site.bytes));
+            let aged = match min_age {
+                Some(m) => format!(", only allocations at least {m}s old"),
+                None => String::new(),
+            };
+            Ok(format!(
+                "{t}\n{} of {} call sites, {} of {} total{aged}\n",
+                sites.len(),
+                summary.sites,
+                format_iec(shown),
+                format_iec(summary.bytes)
+            ))
+        }
+        Format::Json => {
+            let v: Vec<AgeSiteJson> = sites
+                .iter()
+                .enumerate()
+                .map(|(i, s)| AgeSiteJson {
+                    rank: i + 1,
+                    bytes: s.site.bytes,
+                    calls: s.site.calls,
+                    file: &s.site.file,
+                    line: s.site.line,
+                    module: s.site.module.as_deref(),
+                    func: &s.site.func,
+                    buckets: s
+                        .buckets
+                        .iter()
+                        .map(|b| AgeBucketJson {
+                            lo_s: b.bucket.lo,
+                            hi_s: b.bucket.hi,
+                            bytes: b.bytes,
+                            calls: b.calls,
+                        })
+                        .collect(),
+                })
+                .collect();
+            to_json(&v)
+        }
+        Format::Csv => to_csv(
+            sites.iter().enumerate().flat_map(|(i, s)| {
+                s.buckets.iter().map(move |b| AgeCsvRow {
+                    rank: i + 1,
+                    file: &s.site.file,
+                    line: s.site.line,
+                    module: s.site.module.as_deref().unwrap_or(""),
+                    func: &s.site.func,
+                    lo_s: b.bucket.lo,
+                    hi_s: b.bucket.hi,
+                    bytes: b.bytes,
+                    calls: b.calls,
+                })
+            }),
+            &AGES_CSV_HEADER,
+        ),
+        Format::Prometheus => {
+            let mut out = String::new();
+            prom_header(
+                &mut out,
+                "allocinfo_age_bytes",
+                "Bytes of the live allocations of a call site whose age in seconds is in \
+                 [age_lo_s, age_hi_s) (allocprof debugfs ages).",
+            );
+            age_samples(&mut out, sites, "allocinfo_age_bytes", |b| {
+                b.bytes.to_string()
+            });
+            prom_header(
+                &mut out,
+                "allocinfo_age_calls",
+                "Live allocations of a call site whose age in seconds is in \
+                 [age_lo_s, age_hi_s) (allocprof debugfs ages).",
+            );
+            age_samples(&mut out, sites, "allocinfo_age_calls", |b| {
+                b.calls.to_string()
+            });
+            Ok(out)
+        }
     }
 }
 

@@ -751,6 +751,7 @@ fn every_command_has_help_with_exit_codes() {
         vec!["plot", "group"],
         vec!["plot", "series"],
         vec!["stacks"],
+        vec!["ages"],
     ] {
         let mut args = cmd.clone();
         args.push("--help");

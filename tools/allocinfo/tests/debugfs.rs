@@ -1,5 +1,5 @@
 //! End-to-end tests of the commands that read allocprof's debugfs files
-//! (`stacks`), on the fixtures, with exact expected values.
+//! (`stacks`, `ages`), on the fixtures, with exact expected values.
 
 mod common;
 use common::fixture;
@@ -7,6 +7,7 @@ use common::fixture;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
+use allocinfo::ages::{parse_ages, sites};
 use allocinfo::stacks::parse_stacks;
 
 fn run(args: &[&str]) -> Output {
@@ -437,6 +438,407 @@ fn stacks_missing_file_says_what_is_needed() {
     );
     assert_eq!(
         run(&["stacks", "--frames", "x", &fixture(STACKS)])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+// ------------------------------------------------------------------ ages
+
+const AGES: &str = "guest-ages.txt";
+const AGES_STATS: &str = "# tracked: 109 allocations in 0 chains; table: 109/16384 allocations, \
+                          0/4096 chains, 712704 bytes; not tracked: 0 (table full), 0 (nested)";
+
+#[test]
+fn ages_fixture_parses_to_the_exact_buckets() {
+    let p = parse_ages(&std::fs::read_to_string(fixture(AGES)).unwrap());
+    assert!(p.issues.is_empty(), "{:?}", p.issues);
+    assert_eq!(p.stats.as_deref(), Some(AGES_STATS));
+    assert_eq!(p.lines.len(), 9);
+    let got: Vec<_> = sites(&p.lines)
+        .iter()
+        .map(|s| {
+            (
+                s.site.file.clone(),
+                s.site.line,
+                s.site.module.clone(),
+                s.site.func.clone(),
+                s.site.bytes,
+                s.site.calls,
+                s.buckets
+                    .iter()
+                    .map(|b| (b.bucket.lo, b.bucket.hi, b.bytes, b.calls))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    let m = Some("allocprof_test".to_string());
+    assert_eq!(
+        got,
+        [
+            (
+                "mm/slub.c".into(),
+                2425,
+                None,
+                "alloc_slab_page".into(),
+                172032,
+                42,
+                vec![
+                    (0, Some(1), 8192, 2),
+                    (8, Some(16), 40960, 10),
+                    (1024, Some(2048), 122880, 30)
+                ]
+            ),
+            (
+                "fs/dcache.c".into(),
+                1690,
+                None,
+                "__d_alloc".into(),
+                1728,
+                9,
+                vec![(2, Some(4), 1536, 8), (2147483648, None, 192, 1)]
+            ),
+            (
+                TEST_C.into(),
+                99,
+                m.clone(),
+                "aptest_kmalloc_100".into(),
+                4864,
+                38,
+                vec![
+                    (0, Some(1), 256, 2),
+                    (2, Some(4), 768, 6),
+                    (4096, Some(8192), 3840, 30)
+                ]
+            ),
+            (
+                TEST_C.into(),
+                117,
+                m,
+                "aptest_alloc_pages_3".into(),
+                655360,
+                20,
+                vec![(64, Some(128), 655360, 20)]
+            ),
+        ]
+    );
+}
+
+#[test]
+fn ages_table_exact_with_verbose_statistics() {
+    let out = ok(&["ages", "-v", &fixture(AGES)]);
+    assert_eq!(
+        out,
+        format!(
+            "\
+┌───┬───────────┬───────┬────────────────────────────────────────────────────────┬────────────────┬──────────────────────┬───────────────┬───────────┬───────────┐
+│ # ┆     Bytes ┆ Calls ┆ Location                                               ┆ Module         ┆ Function             ┆ Age           ┆ Age bytes ┆ Age calls │
+╞═══╪═══════════╪═══════╪════════════════════════════════════════════════════════╪════════════════╪══════════════════════╪═══════════════╪═══════════╪═══════════╡
+│ 1 ┆ 640.0 KiB ┆    20 ┆ /root/allocprof/selftests/modules/allocprof_test.c:117 ┆ allocprof_test ┆ aptest_alloc_pages_3 ┆ 64-128s       ┆ 640.0 KiB ┆        20 │
+│ 2 ┆ 168.0 KiB ┆    42 ┆ mm/slub.c:2425                                         ┆ (built-in)     ┆ alloc_slab_page      ┆ 1024-2048s    ┆ 120.0 KiB ┆        30 │
+│   ┆           ┆       ┆                                                        ┆                ┆                      ┆ 8-16s         ┆  40.0 KiB ┆        10 │
+│   ┆           ┆       ┆                                                        ┆                ┆                      ┆ 0-1s          ┆   8.0 KiB ┆         2 │
+│ 3 ┆   4.8 KiB ┆    38 ┆ /root/allocprof/selftests/modules/allocprof_test.c:99  ┆ allocprof_test ┆ aptest_kmalloc_100   ┆ 4096-8192s    ┆   3.8 KiB ┆        30 │
+│   ┆           ┆       ┆                                                        ┆                ┆                      ┆ 2-4s          ┆     768 B ┆         6 │
+│   ┆           ┆       ┆                                                        ┆                ┆                      ┆ 0-1s          ┆     256 B ┆         2 │
+│ 4 ┆   1.7 KiB ┆     9 ┆ fs/dcache.c:1690                                       ┆ (built-in)     ┆ __d_alloc            ┆ >=2147483648s ┆     192 B ┆         1 │
+│   ┆           ┆       ┆                                                        ┆                ┆                      ┆ 2-4s          ┆   1.5 KiB ┆         8 │
+└───┴───────────┴───────┴────────────────────────────────────────────────────────┴────────────────┴──────────────────────┴───────────────┴───────────┴───────────┘
+4 of 4 call sites, 814.4 KiB of 814.4 KiB total
+{AGES_STATS}
+"
+        )
+    );
+}
+
+#[test]
+fn ages_by_age_and_min_age() {
+    let out = ok(&["ages", "--by", "age", "--min-age", "1h", &fixture(AGES)]);
+    assert_eq!(
+        out,
+        "\
+┌───┬─────────┬───────┬───────────────────────────────────────────────────────┬────────────────┬────────────────────┬───────────────┬───────────┬───────────┐
+│ # ┆   Bytes ┆ Calls ┆ Location                                              ┆ Module         ┆ Function           ┆ Age           ┆ Age bytes ┆ Age calls │
+╞═══╪═════════╪═══════╪═══════════════════════════════════════════════════════╪════════════════╪════════════════════╪═══════════════╪═══════════╪═══════════╡
+│ 1 ┆   192 B ┆     1 ┆ fs/dcache.c:1690                                      ┆ (built-in)     ┆ __d_alloc          ┆ >=2147483648s ┆     192 B ┆         1 │
+│ 2 ┆ 3.8 KiB ┆    30 ┆ /root/allocprof/selftests/modules/allocprof_test.c:99 ┆ allocprof_test ┆ aptest_kmalloc_100 ┆ 4096-8192s    ┆   3.8 KiB ┆        30 │
+└───┴─────────┴───────┴───────────────────────────────────────────────────────┴────────────────┴────────────────────┴───────────────┴───────────┴───────────┘
+2 of 2 call sites, 3.9 KiB of 3.9 KiB total, only allocations at least 3600s old
+"
+    );
+    // Ranks only, as CSV: the first column of each site's first row.
+    let ranks = |args: &[&str]| {
+        let mut argv = vec!["ages", "--format", "csv", "-n", "0"];
+        argv.extend(args);
+        let f = fixture(AGES);
+        argv.push(&f);
+        let mut seen: Vec<String> = Vec::new();
+        for l in ok(&argv).lines().skip(1) {
+            let f: Vec<&str> = l.split(',').collect();
+            let site = format!("{}:{}", f[4], f[2]);
+            if seen.last() != Some(&site) {
+                seen.push(site);
+            }
+        }
+        seen
+    };
+    assert_eq!(
+        ranks(&["--by", "age"]),
+        [
+            "__d_alloc:1690",
+            "aptest_kmalloc_100:99",
+            "alloc_slab_page:2425",
+            "aptest_alloc_pages_3:117"
+        ]
+    );
+    assert_eq!(
+        ranks(&["--by", "calls"]),
+        [
+            "alloc_slab_page:2425",
+            "aptest_kmalloc_100:99",
+            "aptest_alloc_pages_3:117",
+            "__d_alloc:1690"
+        ]
+    );
+    // 1024 s: the lower bound of a bucket, which is kept.
+    assert_eq!(
+        ranks(&["--min-age", "1024"]),
+        [
+            "alloc_slab_page:2425",
+            "aptest_kmalloc_100:99",
+            "__d_alloc:1690"
+        ]
+    );
+    assert_eq!(
+        ranks(&["--min-age", "1025s", "--min-bytes", "1K"]),
+        ["aptest_kmalloc_100:99"]
+    );
+    // The open bucket starts at 2^31 s, a little more than 24855 days.
+    assert_eq!(ranks(&["--min-age", "24855d"]), ["__d_alloc:1690"]);
+    assert_eq!(ranks(&["--min-age", "24856d"]).len(), 0);
+    assert_eq!(
+        run(&["ages", "--min-age", "70y", &fixture(AGES)])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(ranks(&["--min-age", "3d"]), ["__d_alloc:1690"]);
+    assert_eq!(
+        ranks(&["--module", "built-in", "--line", "2425"]),
+        ["alloc_slab_page:2425"]
+    );
+    assert_eq!(
+        ranks(&["--file", "/root/**", "--func", "*_100"]),
+        ["aptest_kmalloc_100:99"]
+    );
+}
+
+#[test]
+fn ages_csv_exact() {
+    let out = ok(&["ages", "--format", "csv", "-n", "3", &fixture(AGES)]);
+    assert_eq!(
+        out,
+        format!(
+            "rank,file,line,module,func,lo_s,hi_s,bytes,calls\n\
+             1,{TEST_C},117,allocprof_test,aptest_alloc_pages_3,64,128,655360,20\n\
+             2,mm/slub.c,2425,,alloc_slab_page,0,1,8192,2\n\
+             2,mm/slub.c,2425,,alloc_slab_page,8,16,40960,10\n\
+             2,mm/slub.c,2425,,alloc_slab_page,1024,2048,122880,30\n\
+             3,{TEST_C},99,allocprof_test,aptest_kmalloc_100,0,1,256,2\n\
+             3,{TEST_C},99,allocprof_test,aptest_kmalloc_100,2,4,768,6\n\
+             3,{TEST_C},99,allocprof_test,aptest_kmalloc_100,4096,8192,3840,30\n"
+        )
+    );
+    // The open bucket has an empty hi_s.
+    assert_eq!(
+        ok(&[
+            "ages",
+            "--format",
+            "csv",
+            "--func",
+            "__d_alloc",
+            &fixture(AGES)
+        ]),
+        "rank,file,line,module,func,lo_s,hi_s,bytes,calls\n\
+         1,fs/dcache.c,1690,,__d_alloc,2,4,1536,8\n\
+         1,fs/dcache.c,1690,,__d_alloc,2147483648,,192,1\n"
+    );
+    assert_eq!(
+        ok(&["ages", "--format", "csv", "--module", "nfs", &fixture(AGES)]),
+        "rank,file,line,module,func,lo_s,hi_s,bytes,calls\n"
+    );
+}
+
+#[test]
+fn ages_json_exact() {
+    let out = ok(&["ages", "--format", "json", "-n", "0", &fixture(AGES)]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let b = |lo: u64, hi: Option<u64>, bytes: i64, calls: u64| serde_json::json!({"lo_s": lo, "hi_s": hi, "bytes": bytes, "calls": calls});
+    assert_eq!(
+        v,
+        serde_json::json!([
+            {
+                "rank": 1, "bytes": 655360, "calls": 20, "file": TEST_C, "line": 117,
+                "module": "allocprof_test", "func": "aptest_alloc_pages_3",
+                "buckets": [b(64, Some(128), 655360, 20)]
+            },
+            {
+                "rank": 2, "bytes": 172032, "calls": 42, "file": "mm/slub.c", "line": 2425,
+                "module": null, "func": "alloc_slab_page",
+                "buckets": [
+                    b(0, Some(1), 8192, 2),
+                    b(8, Some(16), 40960, 10),
+                    b(1024, Some(2048), 122880, 30)
+                ]
+            },
+            {
+                "rank": 3, "bytes": 4864, "calls": 38, "file": TEST_C, "line": 99,
+                "module": "allocprof_test", "func": "aptest_kmalloc_100",
+                "buckets": [
+                    b(0, Some(1), 256, 2),
+                    b(2, Some(4), 768, 6),
+                    b(4096, Some(8192), 3840, 30)
+                ]
+            },
+            {
+                "rank": 4, "bytes": 1728, "calls": 9, "file": "fs/dcache.c", "line": 1690,
+                "module": null, "func": "__d_alloc",
+                "buckets": [b(2, Some(4), 1536, 8), b(2147483648, None, 192, 1)]
+            }
+        ])
+    );
+    // The text itself: pretty-printed, `null` for the open bucket's end.
+    let out = ok(&[
+        "ages",
+        "--format",
+        "json",
+        "--func",
+        "__d_alloc",
+        "--min-age",
+        "4",
+        &fixture(AGES),
+    ]);
+    assert_eq!(
+        out,
+        r#"[
+  {
+    "rank": 1,
+    "bytes": 192,
+    "calls": 1,
+    "file": "fs/dcache.c",
+    "line": 1690,
+    "module": null,
+    "func": "__d_alloc",
+    "buckets": [
+      {
+        "lo_s": 2147483648,
+        "hi_s": null,
+        "bytes": 192,
+        "calls": 1
+      }
+    ]
+  }
+]
+"#
+    );
+}
+
+#[test]
+fn ages_prometheus_exact() {
+    let out = ok(&[
+        "ages",
+        "--format",
+        "prometheus",
+        "--module",
+        "built-in",
+        "--func",
+        "__d_alloc",
+        &fixture(AGES),
+    ]);
+    assert_eq!(
+        out,
+        "# HELP allocinfo_age_bytes Bytes of the live allocations of a call site whose age in \
+         seconds is in [age_lo_s, age_hi_s) (allocprof debugfs ages).\n\
+         # TYPE allocinfo_age_bytes gauge\n\
+         allocinfo_age_bytes{file=\"fs/dcache.c\",line=\"1690\",func=\"__d_alloc\",module=\"\",\
+         age_lo_s=\"2\",age_hi_s=\"4\"} 1536\n\
+         allocinfo_age_bytes{file=\"fs/dcache.c\",line=\"1690\",func=\"__d_alloc\",module=\"\",\
+         age_lo_s=\"2147483648\",age_hi_s=\"+Inf\"} 192\n\
+         # HELP allocinfo_age_calls Live allocations of a call site whose age in seconds is in \
+         [age_lo_s, age_hi_s) (allocprof debugfs ages).\n\
+         # TYPE allocinfo_age_calls gauge\n\
+         allocinfo_age_calls{file=\"fs/dcache.c\",line=\"1690\",func=\"__d_alloc\",module=\"\",\
+         age_lo_s=\"2\",age_hi_s=\"4\"} 8\n\
+         allocinfo_age_calls{file=\"fs/dcache.c\",line=\"1690\",func=\"__d_alloc\",module=\"\",\
+         age_lo_s=\"2147483648\",age_hi_s=\"+Inf\"} 1\n"
+    );
+}
+
+#[test]
+fn ages_malformed_lines_and_duplicates() {
+    let input = "\
+# allocprof ages: x
+         128        1 a/t.c:9 [t] func:k age:2-4s
+         256        2 a/t.c:9 [t] func:k age:3-6s
+         512        4 a/t.c:9 [t] func:k
+         384        3 a/t.c:9 [t] func:k age:2-4s
+          64        1 a/t.c:9 [t] func:k age:0-1s pid:1
+";
+    let o = run_stdin(&["ages", "--format", "csv", "-"], input);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stderr(&o),
+        "allocinfo: warning: <stdin>: line 3: malformed line (expected age:LO-HIs or \
+         age:>=LOs (power-of-two seconds) after func:NAME, found \"age:3-6s\"): \
+         \"         256        2 a/t.c:9 [t] func:k age:3-6s\"\n\
+         allocinfo: warning: <stdin>: line 4: malformed line (expected age:LO-HIs or \
+         age:>=LOs (power-of-two seconds) after func:NAME, found the end of the line): \
+         \"         512        4 a/t.c:9 [t] func:k\"\n\
+         allocinfo: warning: <stdin>: line 6: malformed line (expected the end of the line \
+         after the age bucket, found \"pid:1\"): \
+         \"          64        1 a/t.c:9 [t] func:k age:0-1s pid:1\"\n"
+    );
+    // Lines of one identity and bucket are summed.
+    assert_eq!(
+        stdout(&o),
+        "rank,file,line,module,func,lo_s,hi_s,bytes,calls\n1,a/t.c,9,t,k,2,4,512,4\n"
+    );
+    let o = run_stdin(&["ages", "--strict", "-"], input);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(stdout(&o), "");
+    assert!(stderr(&o).ends_with("allocinfo: error: 3 malformed line(s) in <stdin> (--strict)\n"));
+    // A stacks file is not an ages file.
+    let o = run(&["ages", "--strict", &fixture(STACKS)]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stderr(&o).contains(
+        "line 3: malformed line (expected age:LO-HIs or age:>=LOs (power-of-two seconds) \
+         after func:NAME, found \"pid:1\")"
+    ));
+}
+
+#[test]
+fn ages_missing_file_says_what_is_needed() {
+    let o = run(&["ages", "/nonexistent/allocprof/ages"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), "");
+    assert_eq!(
+        stderr(&o),
+        "allocinfo: error: cannot read /nonexistent/allocprof/ages: No such file or \
+         directory (os error 2) (debugfs must be mounted on /sys/kernel/debug, e.g. \
+         `mount -t debugfs none /sys/kernel/debug`, and the allocprof module loaded)\n"
+    );
+    for bad in ["1.5h", "-1", "h", "", "18446744073709551615d"] {
+        assert_eq!(
+            run(&["ages", "--min-age", bad, &fixture(AGES)])
+                .status
+                .code(),
+            Some(2),
+            "{bad:?}"
+        );
+    }
+    assert_eq!(
+        run(&["ages", "--by", "oldest", &fixture(AGES)])
             .status
             .code(),
         Some(2)

@@ -1,6 +1,7 @@
 //! Property tests for the parsers of allocprof's debugfs files: they never
 //! panic, and well-formed records survive format -> parse unchanged.
 
+use allocinfo::ages::{parse_ages, parse_ages_bytes, sites, AgeBucket, AgeLine};
 use allocinfo::stacks::{parse_stacks, parse_stacks_bytes, StackRecord};
 use allocinfo::Record;
 use proptest::prelude::*;
@@ -45,6 +46,25 @@ fn stack_strategy() -> impl Strategy<Value = StackRecord> {
         })
 }
 
+/// The kernel's buckets: `[0, 1)`, then `[2^(b-1), 2^b)`, the last (b = 32) open.
+fn bucket_strategy() -> impl Strategy<Value = AgeBucket> {
+    (0u32..33).prop_map(|b| match b {
+        0 => AgeBucket { lo: 0, hi: Some(1) },
+        32 => AgeBucket {
+            lo: 1 << 31,
+            hi: None,
+        },
+        b => AgeBucket {
+            lo: 1 << (b - 1),
+            hi: Some(1 << b),
+        },
+    })
+}
+
+fn age_line_strategy() -> impl Strategy<Value = AgeLine> {
+    (site_strategy(), bucket_strategy()).prop_map(|(site, bucket)| AgeLine { site, bucket })
+}
+
 /// Lines made of pieces of the debugfs formats.
 fn junk_text() -> impl Strategy<Value = String> {
     let piece = prop_oneof![
@@ -58,6 +78,10 @@ fn junk_text() -> impl Strategy<Value = String> {
         Just("func:".to_string()),
         Just("pid:".to_string()),
         Just("comm:".to_string()),
+        Just("age:".to_string()),
+        Just(">=".to_string()),
+        Just("-".to_string()),
+        Just("s".to_string()),
         Just("[m]".to_string()),
         Just("a.c:1".to_string()),
         Just("+0x1/0x2".to_string()),
@@ -101,5 +125,44 @@ proptest! {
         prop_assert!(p.issues.is_empty(), "{:?}", p.issues);
         prop_assert_eq!(p.stats.as_deref(), Some("# tracked: y"));
         prop_assert_eq!(p.records, recs);
+    }
+
+    #[test]
+    fn ages_junk_never_panics(text in junk_text()) {
+        let p = parse_ages(&text);
+        let n = text.lines().count();
+        prop_assert!(p.lines.len() + p.issues.len() <= n);
+        for issue in &p.issues {
+            prop_assert!(issue.line_no >= 1 && issue.line_no <= n);
+            let _ = issue.to_string();
+        }
+        let _ = sites(&p.lines);
+    }
+
+    #[test]
+    fn ages_arbitrary_bytes_never_panic(b in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let _ = parse_ages_bytes(&b);
+    }
+
+    #[test]
+    fn ages_round_trip(lines in proptest::collection::vec(age_line_strategy(), 0..20)) {
+        let mut text = String::from("# allocprof ages: x\n# tracked: y\n");
+        text.extend(lines.iter().map(AgeLine::to_line));
+        let p = parse_ages(&text);
+        prop_assert!(p.issues.is_empty(), "{:?}", p.issues);
+        prop_assert_eq!(p.stats.as_deref(), Some("# tracked: y"));
+        prop_assert_eq!(&p.lines, &lines);
+        // Gathered per site, the buckets keep every line's bytes and calls.
+        let gathered = sites(&lines);
+        let sum = |it: &mut dyn Iterator<Item = (i64, u64)>| {
+            it.fold((0i64, 0u64), |(b, c), (x, y)| (b.wrapping_add(x), c.wrapping_add(y)))
+        };
+        let all = sum(&mut lines.iter().map(|l| (l.site.bytes, l.site.calls)));
+        let kept = sum(&mut gathered
+            .iter()
+            .flat_map(|s| s.buckets.iter().map(|b| (b.bytes, b.calls))));
+        if lines.iter().all(|l| l.site.bytes.unsigned_abs() < 1 << 40 && l.site.calls < 1 << 40) {
+            prop_assert_eq!(kept, all);
+        }
     }
 }

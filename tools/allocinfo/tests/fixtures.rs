@@ -6,6 +6,7 @@
 //! format). Files named `*stacks.txt` and `*ages.txt` are allocprof's debugfs
 //! files and are read with their own parsers; all others are /proc/allocinfo.
 
+use allocinfo::ages::{parse_ages, AgeLine};
 use allocinfo::parse::{parse_line, parse_str, Line};
 use allocinfo::stacks::{parse_stacks, StackRecord};
 use std::path::{Path, PathBuf};
@@ -34,12 +35,15 @@ fn is_malformed(p: &Path) -> bool {
 enum Kind {
     Allocinfo,
     Stacks,
+    Ages,
 }
 
 fn kind(p: &Path) -> Kind {
     let n = name(p);
     if n.ends_with("stacks.txt") {
         Kind::Stacks
+    } else if n.ends_with("ages.txt") {
+        Kind::Ages
     } else {
         Kind::Allocinfo
     }
@@ -82,6 +86,14 @@ fn every_wellformed_fixture_parses_cleanly_and_round_trips() {
                 let got: String = parsed.records.iter().map(StackRecord::to_text).collect();
                 assert_eq!(got, want, "{what}");
             }
+            Kind::Ages => {
+                let parsed = parse_ages(&text);
+                assert!(parsed.issues.is_empty(), "{what}: {:?}", parsed.issues);
+                assert!(!parsed.lines.is_empty(), "{what}: no lines");
+                assert!(parsed.stats.is_some(), "{what}: no statistics line");
+                let got: String = parsed.lines.iter().map(AgeLine::to_line).collect();
+                assert_eq!(got, without_comments(&text), "{what}");
+            }
         }
     }
 }
@@ -93,6 +105,7 @@ fn malformed_fixtures_report_issues() {
         let issues = match kind(path) {
             Kind::Allocinfo => parse_str(&text).issues.len(),
             Kind::Stacks => parse_stacks(&text).issues.len(),
+            Kind::Ages => parse_ages(&text).issues.len(),
         };
         assert!(issues > 0, "{}", path.display());
     }
