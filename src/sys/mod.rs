@@ -4,14 +4,16 @@
 //!
 //! This is the only part of the module that touches `kernel::bindings`: the
 //! back-end hook interface of the patched kernel, per-CPU memory, page frame
-//! numbers, `seq_file`/procfs, sysctl, module parameters, a mutex that can be
-//! tried, call chains and kernel log lines.  Above it, `unsafe` is left
+//! numbers, `seq_file`/procfs, debugfs, sysctl, module parameters, a mutex that
+//! can be tried, an irq-safe spinlock, call chains and the stack depot, the
+//! current task and the clock, and kernel log lines.  Above it, `unsafe` is left
 //! only where a contract of these wrappers must be kept by the caller:
 //! per-CPU addresses (`counters.rs`), the PFN array's elements (`page.rs`),
 //! the lifetime of a section's tags (`tags.rs`) and of the module's shared
 //! state (`allocprof.rs`), each with its `SAFETY` comment.
 
 pub(crate) mod backend;
+pub(crate) mod debugfs;
 pub(crate) mod mm;
 pub(crate) mod param;
 pub(crate) mod percpu;
@@ -20,4 +22,5 @@ pub(crate) mod procfs;
 pub(crate) mod stack;
 pub(crate) mod sync;
 pub(crate) mod sysctl;
+pub(crate) mod task;
 pub(crate) mod uapi;

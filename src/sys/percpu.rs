@@ -167,3 +167,31 @@ pub(crate) fn possible_cpus() -> impl Iterator<Item = u32> {
     // SAFETY: Testing a bit of the possible mask, which is fixed after boot.
     (0..nr).filter(|&cpu| unsafe { bindings::cpu_possible(cpu) })
 }
+
+/// The local CPU's copy of the `u64` at per-CPU address `p`.
+///
+/// # Safety
+///
+/// As for [`this_cpu_add`].
+#[inline(always)]
+pub(crate) unsafe fn this_cpu_read(p: *mut u64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let v: u64;
+        // SAFETY: As in `this_cpu_add`: `gs:[p]` is this CPU's copy.
+        unsafe {
+            core::arch::asm!(
+                "mov {v}, qword ptr gs:[{p}]",
+                p = in(reg) p,
+                v = out(reg) v,
+                options(nostack, readonly)
+            );
+        }
+        v
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: The helper is the kernel's `this_cpu_read` on the same pointer.
+    unsafe {
+        bindings::this_cpu_read_u64(p)
+    }
+}

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The current call chain, as return addresses (the kernel's unwinder,
-//! `stack_trace_save()`): no allocation, any context.
+//! `stack_trace_save()`): no allocation, any context; and call chains kept
+//! in the kernel's stack depot, deduplicated, by a 32-bit handle.
 
-use kernel::{bindings, ffi::c_ulong, ThisModule};
+use core::num::NonZeroU32;
+use kernel::{
+    bindings,
+    error::{to_result, Result},
+    ffi::{c_uint, c_ulong},
+    ThisModule,
+};
 
 /// Return addresses kept per trace.
 pub(crate) const DEPTH: usize = 16;
@@ -39,6 +46,60 @@ impl Trace {
     /// The return addresses, innermost first.
     pub(crate) fn entries(&self) -> &[usize] {
         &self.entries[..self.len]
+    }
+
+    /// Keeps the chain in the stack depot; any context, never sleeps.  If
+    /// `may_grow`, the depot may allocate a new pool (`GFP_NOWAIT`) when
+    /// its pools are full; else such a chain is not kept.  `None` if it
+    /// was not kept.
+    pub(crate) fn save(&mut self, may_grow: bool) -> Option<StackHandle> {
+        let flags = if may_grow {
+            bindings::STACK_DEPOT_FLAG_CAN_ALLOC
+        } else {
+            0
+        };
+        // SAFETY: `entries` is valid for `len` return addresses (the
+        // kernel's `unsigned long` is `usize`); the depot copies them.
+        let handle = unsafe {
+            bindings::stack_depot_save_flags(
+                self.entries.as_mut_ptr().cast::<c_ulong>(),
+                self.len as c_uint,
+                bindings::GFP_NOWAIT | bindings::__GFP_NOWARN,
+                flags as _,
+            )
+        };
+        NonZeroU32::new(handle).map(StackHandle)
+    }
+}
+
+/// A call chain in the kernel's stack depot, which keeps it until reboot.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StackHandle(NonZeroU32);
+
+impl StackHandle {
+    /// Makes the stack depot ready (its hash table), if nothing did yet.
+    /// Process context: it may sleep.
+    pub(crate) fn init_depot() -> Result {
+        // SAFETY: No requirements; it takes the depot's own lock.
+        to_result(unsafe { bindings::stack_depot_init() })
+    }
+
+    /// The handle as a number.
+    pub(crate) fn get(self) -> u32 {
+        self.0.get()
+    }
+
+    /// Writes the chain into `buf`, a frame a line as `"    %pS\n"`;
+    /// returns what was written (cut where `buf` ends).
+    pub(crate) fn write_frames(self, buf: &mut [u8]) -> &[u8] {
+        // SAFETY: `buf` is writable for its length, which is passed; the
+        // handle came from `stack_depot_save_flags`, and the depot never
+        // drops chains saved without a reference count.  It indents by one
+        // space more than it is asked for.
+        let n = unsafe {
+            bindings::stack_depot_snprint(self.get(), buf.as_mut_ptr().cast(), buf.len(), 3)
+        };
+        &buf[..(n.max(0) as usize).min(buf.len())]
     }
 }
 

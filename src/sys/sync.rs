@@ -130,3 +130,98 @@ pub(crate) fn task_context() -> bool {
     // SAFETY: `in_task()` only reads this CPU's preemption count.
     unsafe { bindings::in_task() }
 }
+
+/// A spinlock taken with interrupts off (`spin_lock_irqsave()`): for data
+/// that allocation hooks share, which run in any context, hardirq
+/// included.  6.12's `kernel::sync::SpinLock` has no irqsave form.
+#[pin_data]
+pub(crate) struct IrqSpinLock<T> {
+    #[pin]
+    lock: Opaque<bindings::spinlock_t>,
+    data: UnsafeCell<T>,
+    #[pin]
+    _pin: PhantomPinned,
+}
+
+// SAFETY: The data moves with the lock; it is `Send`.
+unsafe impl<T: Send> Send for IrqSpinLock<T> {}
+// SAFETY: The lock serialises all access to the data.
+unsafe impl<T: Send> Sync for IrqSpinLock<T> {}
+
+impl<T> IrqSpinLock<T> {
+    /// A lock holding `data`, for lockdep in class `key` named `name`.
+    pub(crate) fn new(
+        data: T,
+        name: &'static CStr,
+        key: &'static LockClassKey,
+    ) -> impl PinInit<Self> {
+        // `LockClassKey` is a transparent wrapper of `struct lock_class_key`.
+        let key = core::ptr::from_ref(key)
+            .cast_mut()
+            .cast::<bindings::lock_class_key>();
+        pin_init!(Self {
+            data: UnsafeCell::new(data),
+            _pin: PhantomPinned,
+            // SAFETY: `slot` is valid for the call; `name` and `key` are
+            // static, as lockdep needs.
+            lock <- Opaque::ffi_init(|slot| unsafe {
+                bindings::__spin_lock_init(slot, name.as_char_ptr(), key)
+            }),
+        })
+    }
+
+    /// Spins for the lock with interrupts off on this CPU; any context.
+    pub(crate) fn lock(&self) -> IrqSpinLockGuard<'_, T> {
+        // SAFETY: The lock was initialised by `new`.
+        let flags = unsafe { bindings::spin_lock_irqsave(self.lock.get()) };
+        IrqSpinLockGuard {
+            lock: self,
+            flags,
+            _not_send: PhantomData,
+        }
+    }
+}
+
+/// The lock is held and interrupts are off; both restored on drop.
+pub(crate) struct IrqSpinLockGuard<'a, T> {
+    lock: &'a IrqSpinLock<T>,
+    flags: kernel::ffi::c_ulong,
+    /// Released on the CPU that took it, with its interrupt state.
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl<T> Deref for IrqSpinLockGuard<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // SAFETY: The lock is held, so nobody else accesses the data.
+        unsafe { &*self.lock.data.get() }
+    }
+}
+
+impl<T> DerefMut for IrqSpinLockGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: The lock is held, so nobody else accesses the data.
+        unsafe { &mut *self.lock.data.get() }
+    }
+}
+
+impl<T> Drop for IrqSpinLockGuard<'_, T> {
+    fn drop(&mut self) {
+        // SAFETY: This guard holds the lock, taken on this CPU with these
+        // saved flags.
+        unsafe { bindings::spin_unlock_irqrestore(self.lock.lock.get(), self.flags) };
+    }
+}
+
+/// Declares an [`IrqSpinLock`] initialiser with a lock class of its own.
+#[macro_export]
+macro_rules! new_irq_spinlock {
+    ($inner:expr, $name:literal) => {
+        $crate::sys::sync::IrqSpinLock::new(
+            $inner,
+            kernel::c_str!($name),
+            kernel::static_lock_class!(),
+        )
+    };
+}

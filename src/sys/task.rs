@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Who and when: the current task's pid and name, and a monotonic clock
+//! that can be read in any context.
+
+use kernel::bindings;
+
+/// Bytes of a task's name (`TASK_COMM_LEN`).
+pub(crate) const COMM_LEN: usize = 16;
+
+/// A task's pid and name, as they were when it was asked for.
+#[derive(Clone, Copy)]
+pub(crate) struct TaskId {
+    pub(crate) pid: i32,
+    /// NUL-padded.
+    pub(crate) comm: [u8; COMM_LEN],
+}
+
+impl TaskId {
+    /// The task running on this CPU (in an interrupt, the one interrupted,
+    /// as page_owner records it).
+    pub(crate) fn current() -> Self {
+        // SAFETY: `current` is always a valid task on this CPU.
+        let task = unsafe { bindings::get_current() };
+        let mut comm = [0u8; COMM_LEN];
+        // SAFETY: The task is live while it runs here.  Its name may be
+        // renamed (`set_task_comm()`) as we copy it: the copy may then mix
+        // the two names, as page_owner's copy may; it is always
+        // NUL-terminated below.
+        let (pid, name) = unsafe { ((*task).pid, &(*task).comm) };
+        for (d, &s) in comm.iter_mut().zip(name.iter()).take(COMM_LEN - 1) {
+            *d = s;
+        }
+        Self { pid, comm }
+    }
+
+    /// The name, without its padding.
+    pub(crate) fn name(&self) -> &[u8] {
+        let len = self.comm.iter().position(|&b| b == 0).unwrap_or(COMM_LEN);
+        &self.comm[..len]
+    }
+}
+
+/// Nanoseconds of the monotonic clock; any context (NMI-safe).
+pub(crate) fn now_ns() -> u64 {
+    // SAFETY: No requirements.
+    unsafe { bindings::ktime_get_mono_fast_ns() }
+}
