@@ -18,6 +18,7 @@ use core::{
 };
 use kernel::{c_str, new_mutex, prelude::*, sync::Mutex};
 
+mod control;
 mod counters;
 mod debug;
 mod page;
@@ -27,18 +28,21 @@ mod slab;
 mod sys;
 mod sysctl;
 mod tags;
+mod watch;
 
 use counters::Counters;
 use debug::DebugParam;
 use page::PageRefs;
 use procfs::FormatParam;
 use sys::backend::{new_generation, Backend, ObjSlot, Registration, Tag, TagSection};
+use sys::debugfs::DebugDir;
 use sys::mm::{max_pfn, Pfn};
 use sys::procfs::ProcFile;
 use sys::sync::TryMutex;
 use sys::sysctl::Sysctl;
 use sysctl::{MemProfilingParam, MemProfilingSysctl, Mode};
-use tags::{Registry, SiteId, Uncounted};
+use tags::{Flags, Registry, SiteId, Uncounted};
+use watch::{Watch, WatchId};
 
 module! {
     type: AllocProf,
@@ -66,6 +70,9 @@ pub(crate) struct Profiler {
     pub(crate) pages: PageRefs,
     /// The call sites whose figures miss allocations.
     pub(crate) uncounted: Uncounted,
+    /// The allocations of call sites with `s` or `a` (`control.rs`).
+    #[pin]
+    pub(crate) watch: Watch,
     /// The code-tag sections: taken by section callbacks (under the kernel's
     /// code-tag lock) and by `/proc/allocinfo` readers, tried by `show_mem`;
     /// never by an allocation.
@@ -79,12 +86,14 @@ impl Profiler {
         let pages = PageRefs::new(max_pfn())?;
         let registry = Registry::new()?;
         let uncounted = Uncounted::new()?;
+        let watch = Watch::new()?;
         KBox::pin_init(
             pin_init!(Profiler {
                 generation: new_generation(),
                 counters: Counters::new(),
                 pages,
                 uncounted,
+                watch <- watch,
                 registry <- new_try_mutex!(registry, "allocprof_registry"),
             }),
             GFP_KERNEL,
@@ -96,7 +105,10 @@ impl Profiler {
         self.generation
     }
 
-    // The counting, for the hooks below and their debug variants.
+    // The counting, for the hooks below and their debug variants.  The
+    // hot functions handle a call site with the default flags; a tag word
+    // with other flags, and a watch id where a call site's id would be,
+    // take the cold functions after them.
 
     /// `2^order` pages at `pfn` were allocated for call site `id`.
     #[inline(always)]
@@ -108,17 +120,11 @@ impl Profiler {
         }
     }
 
-    /// An object of `size` bytes was allocated with slot `slot`, for `id`
-    /// if it has a call site (else its slot is cleared).
+    /// An object of `size` bytes was allocated with slot `slot` for `id`.
     #[inline(always)]
-    pub(crate) fn count_obj_alloc(&self, slot: ObjSlot<'_>, id: Option<SiteId>, size: usize) {
-        match id {
-            Some(id) => {
-                slot.set(slab::encode(self.generation(), id));
-                self.counters.add_call(id, size as u64);
-            }
-            None => slot.set(0),
-        }
+    pub(crate) fn count_obj_alloc(&self, slot: ObjSlot<'_>, id: SiteId, size: usize) {
+        slot.set(slab::encode(self.generation(), id));
+        self.counters.add_call(id, size as u64);
     }
 
     /// An object of `size` bytes with slot `slot` is freed: subtracted if
@@ -127,9 +133,77 @@ impl Profiler {
     pub(crate) fn count_obj_free(&self, slot: ObjSlot<'_>, size: usize) -> u64 {
         let v = slot.take();
         if let Some(id) = slab::decode(self.generation(), v) {
-            self.counters.sub_call(id, size as u64);
+            self.sub_call(id, size as u64);
         }
         v
+    }
+
+    /// One allocation of `bytes` less for `id` (a call site or a watch id).
+    #[inline(always)]
+    pub(crate) fn sub_call(&self, id: SiteId, bytes: u64) {
+        if !self.counters.sub_call(id, bytes) {
+            self.count_watched(id, bytes.wrapping_neg(), u64::MAX);
+        }
+    }
+
+    /// Adds `bytes` and `calls` (two's complement to subtract) to `id` (a
+    /// call site or a watch id).
+    fn add(&self, id: SiteId, bytes: u64, calls: u64) {
+        if !self.counters.add(id, bytes, calls) {
+            self.count_watched(id, bytes, calls);
+        }
+    }
+
+    /// `id` has no counters: if it is a watch id, the change is its
+    /// watched allocation's, and its call site's.
+    #[cold]
+    #[inline(never)]
+    fn count_watched(&self, id: SiteId, bytes: u64, calls: u64) {
+        let site = WatchId::of(id).and_then(|w| self.watch.adjust(w, bytes, calls));
+        if let Some(site) = site {
+            self.counters.add(site, bytes, calls);
+        }
+    }
+
+    /// Pages allocated at a call site whose tag `word` has flags other than
+    /// the default (or no id): counted and watched as the flags say.
+    #[cold]
+    #[inline(never)]
+    fn count_page_alloc_controlled(&self, pfn: Pfn, order: u32, word: u64) {
+        let Some((site, flags)) = SiteId::controlled(word) else {
+            return;
+        };
+        if !flags.contains(Flags::PROFILE) {
+            return;
+        }
+        if !self.pages.set(pfn, site) {
+            self.uncounted.set(site);
+            return;
+        }
+        let bytes = page::bytes(order);
+        if let Some(w) = self.watch.start(site, flags, bytes) {
+            self.pages.set(pfn, w.as_site_id());
+        }
+        self.counters.add_call(site, bytes);
+    }
+
+    /// An object allocated at a call site whose tag `word` has flags other
+    /// than the default, or without a call site (`word` 0): counted and
+    /// watched as the flags say; its slot is cleared if it is not counted.
+    #[cold]
+    #[inline(never)]
+    fn count_obj_alloc_controlled(&self, slot: ObjSlot<'_>, word: u64, size: usize) {
+        let site = SiteId::controlled(word).filter(|(_, f)| f.contains(Flags::PROFILE));
+        let Some((site, flags)) = site else {
+            slot.set(0);
+            return;
+        };
+        let id = self
+            .watch
+            .start(site, flags, size as u64)
+            .map_or(site, WatchId::as_site_id);
+        slot.set(slab::encode(self.generation(), id));
+        self.counters.add_call(site, size as u64);
     }
 }
 
@@ -261,23 +335,31 @@ impl Backend for Hooks {
     }
 
     fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag>) {
-        if let Some(id) = SiteId::of(tag) {
-            p.count_page_alloc(pfn, order, id);
+        let Some(tag) = tag else {
+            return;
+        };
+        match SiteId::plain(tag.word()) {
+            Some(id) => p.count_page_alloc(pfn, order, id),
+            None => p.count_page_alloc_controlled(pfn, order, tag.word()),
         }
     }
 
     fn page_free(p: &Profiler, pfn: Pfn, order: u32) {
         if let Some(id) = p.pages.take(pfn) {
-            p.counters.sub_call(id, page::bytes(order));
+            p.sub_call(id, page::bytes(order));
         }
     }
 
     fn page_split(p: &Profiler, pfn: Pfn, old_order: u32, new_order: u32) {
-        p.pages.split(&p.counters, pfn, old_order, new_order);
+        if let Some((id, calls)) = p.pages.split(pfn, old_order, new_order) {
+            p.add(id, 0, calls);
+        }
     }
 
     fn page_copy(p: &Profiler, dst: Pfn, src: Pfn, order: u32) {
-        p.pages.copy(&p.counters, dst, src, order);
+        if let Some(old) = p.pages.copy(dst, src) {
+            p.sub_call(old, page::bytes(order));
+        }
     }
 
     fn page_ref(p: &Profiler, pfn: Pfn) -> u64 {
@@ -285,11 +367,17 @@ impl Backend for Hooks {
     }
 
     fn page_ref_sub(p: &Profiler, reference: u64, nr: u32) {
-        PageRefs::reference_sub(&p.counters, p.generation(), reference, nr);
+        if let Some(id) = PageRefs::reference_id(p.generation(), reference) {
+            p.add(id, (u64::from(nr) * sys::mm::PAGE_SIZE).wrapping_neg(), 0);
+        }
     }
 
     fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize) {
-        p.count_obj_alloc(slot, SiteId::of(tag), size);
+        let word = tag.map_or(0, Tag::word);
+        match SiteId::plain(word) {
+            Some(id) => p.count_obj_alloc(slot, id, size),
+            None => p.count_obj_alloc_controlled(slot, word, size),
+        }
     }
 
     fn obj_free(p: &Profiler, slot: ObjSlot<'_>, size: usize) {
@@ -304,6 +392,8 @@ impl Backend for Hooks {
 struct AllocProf {
     shared: Pin<KBox<Shared>>,
     proc: Option<ProcFile<procfs::AllocInfo>>,
+    /// `/sys/kernel/debug/allocprof/`: control, stacks, ages.
+    debugfs: Option<DebugDir>,
 }
 
 impl kernel::Module for AllocProf {
@@ -317,7 +407,11 @@ impl kernel::Module for AllocProf {
         )?;
         SHARED.store(ptr::from_ref(&*shared).cast_mut(), Ordering::Release);
         // From here on, `drop` undoes whatever was done.
-        let mut this = AllocProf { shared, proc: None };
+        let mut this = AllocProf {
+            shared,
+            proc: None,
+            debugfs: None,
+        };
         {
             let mut control = this.shared.control.lock();
             if mode != Mode::Never {
@@ -325,6 +419,15 @@ impl kernel::Module for AllocProf {
             }
         }
         this.proc = Some(ProcFile::new(c_str!("allocinfo"), 0o400)?);
+        // Per-site control and reports; profiling works without them
+        // (debugfs may be off or locked down).
+        match control::files(&THIS_MODULE) {
+            Ok(dir) => this.debugfs = Some(dir),
+            Err(e) => pr_warn!(
+                "no per-call-site control: /sys/kernel/debug/allocprof cannot be made ({:?})\n",
+                e
+            ),
+        }
         // Read-only in debug mode, as upstream's: switching profiling on
         // and off leaves allocations without tags on purpose.
         let sysctl_mode = if mode == Mode::Never || debug::enabled() {
@@ -388,6 +491,7 @@ impl Drop for AllocProf {
         let sysctl = self.shared.control.lock().sysctl.take();
         drop(sysctl);
         drop(self.proc.take());
+        drop(self.debugfs.take());
         stop(&mut self.shared.control.lock());
         SHARED.store(ptr::null_mut(), Ordering::Release);
         pr_info!("unloaded\n");

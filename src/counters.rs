@@ -146,28 +146,34 @@ impl Counters {
         }
     }
 
-    /// One allocation of `bytes` less for `id`, on the local CPU.
+    /// One allocation of `bytes` less for `id`, on the local CPU; false
+    /// if `id` has no counters (a watch id, or a section gone).
     #[inline(always)]
-    pub(crate) fn sub_call(&self, id: SiteId, bytes: u64) {
-        if let Some(c) = self.counter(id) {
-            // SAFETY: As in `add_call`.
-            unsafe { this_cpu_sub_pair(c.cast(), bytes) }
-        }
+    pub(crate) fn sub_call(&self, id: SiteId, bytes: u64) -> bool {
+        let Some(c) = self.counter(id) else {
+            return false;
+        };
+        // SAFETY: As in `add_call`.
+        unsafe { this_cpu_sub_pair(c.cast(), bytes) };
+        true
     }
 
     /// Adds `bytes` and `calls` to `id` on the local CPU (both wrap, so
-    /// subtracting is adding the two's complement).
-    pub(crate) fn add(&self, id: SiteId, bytes: u64, calls: u64) {
-        if let Some(c) = self.counter(id) {
-            // A per-CPU address again: the two `u64`s of the `#[repr(C)]`
-            // `Counter` by offset, not by a place through it.
-            let bytes_at = c.cast::<u64>();
-            // SAFETY: As in `add_call`.
-            unsafe {
-                this_cpu_add(bytes_at, bytes);
-                this_cpu_add(bytes_at.wrapping_add(1), calls);
-            }
+    /// subtracting is adding the two's complement); false if `id` has no
+    /// counters.
+    pub(crate) fn add(&self, id: SiteId, bytes: u64, calls: u64) -> bool {
+        let Some(c) = self.counter(id) else {
+            return false;
+        };
+        // A per-CPU address again: the two `u64`s of the `#[repr(C)]`
+        // `Counter` by offset, not by a place through it.
+        let bytes_at = c.cast::<u64>();
+        // SAFETY: As in `add_call`.
+        unsafe {
+            this_cpu_add(bytes_at, bytes);
+            this_cpu_add(bytes_at.wrapping_add(1), calls);
         }
+        true
     }
 
     /// `id`'s totals over all CPUs.

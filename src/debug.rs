@@ -230,7 +230,7 @@ impl Backend for CheckedHooks {
         if let Some(id) = slab::decode(p.generation, slot.get()) {
             report(Report::ObjectOverLive { id });
         }
-        p.count_obj_alloc(slot, SiteId::of(tag), size);
+        Hooks::obj_alloc(p, slot, tag, size);
     }
 
     /// Counts as usual, then reports a slot value no registration of

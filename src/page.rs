@@ -15,7 +15,6 @@ use core::{
 };
 use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*};
 
-use crate::counters::Counters;
 use crate::sys::mm::{Pfn, PAGE_SIZE};
 use crate::tags::SiteId;
 
@@ -103,13 +102,12 @@ impl PageRefs {
     }
 
     /// The allocation at `pfn` becomes pieces of `2^new_order` pages, each
-    /// freed on its own: every piece gets the id and counts as a call.
-    pub(crate) fn split(&self, counters: &Counters, pfn: Pfn, old_order: u32, new_order: u32) {
-        let Some(id) = self.id_of(pfn) else {
-            return;
-        };
+    /// freed on its own: every piece gets the id.  Returns the id and the
+    /// calls to add (one per piece but the first), if it was counted.
+    pub(crate) fn split(&self, pfn: Pfn, old_order: u32, new_order: u32) -> Option<(SiteId, u64)> {
+        let id = self.id_of(pfn)?;
         if new_order >= old_order {
-            return;
+            return None;
         }
         let pieces = 1usize << (old_order - new_order);
         for i in 1..pieces {
@@ -117,23 +115,19 @@ impl PageRefs {
                 slot.store(id.get(), Ordering::Relaxed);
             }
         }
-        counters.add(id, 0, pieces as u64 - 1);
+        Some((id, pieces as u64 - 1))
     }
 
     /// Migration: `dst` takes over `src`'s id; `dst`'s own allocation (by
-    /// the migration code) is uncounted, and `src`'s free will count nothing.
-    pub(crate) fn copy(&self, counters: &Counters, dst: Pfn, src: Pfn, order: u32) {
-        let (Some(src_slot), Some(dst_slot)) = (self.slot(src), self.slot(dst)) else {
-            return;
-        };
-        let Some(id) = SiteId::new(src_slot.load(Ordering::Relaxed)) else {
-            return;
-        };
-        if let Some(old) = SiteId::new(dst_slot.load(Ordering::Relaxed)) {
-            counters.sub_call(old, bytes(order));
-        }
+    /// the migration code) is uncounted, and `src`'s free will count
+    /// nothing.  Returns the id `dst` had, whose allocation is gone.
+    pub(crate) fn copy(&self, dst: Pfn, src: Pfn) -> Option<SiteId> {
+        let (src_slot, dst_slot) = (self.slot(src)?, self.slot(dst)?);
+        let id = SiteId::new(src_slot.load(Ordering::Relaxed))?;
+        let old = SiteId::new(dst_slot.load(Ordering::Relaxed));
         dst_slot.store(id.get(), Ordering::Relaxed);
         src_slot.store(0, Ordering::Relaxed);
+        old
     }
 
     /// The call site of the allocation at `pfn`, if it was counted.
@@ -150,14 +144,13 @@ impl PageRefs {
             .map_or(0, |id| (u64::from(generation) << 32) | u64::from(id.get()))
     }
 
-    /// A partial free took `nr` pages off the allocation that `reference`
-    /// (from [`PageRefs::reference`]) names, if this registration made it.
-    pub(crate) fn reference_sub(counters: &Counters, generation: u32, reference: u64, nr: u32) {
+    /// The id of the allocation that `reference` (from
+    /// [`PageRefs::reference`]) names, if this registration made it: a
+    /// partial free takes pages off it.
+    pub(crate) fn reference_id(generation: u32, reference: u64) -> Option<SiteId> {
         if (reference >> 32) as u32 != generation || generation == 0 {
-            return;
+            return None;
         }
-        if let Some(id) = SiteId::new((reference & 0xffff) as u16) {
-            counters.add(id, (u64::from(nr) * PAGE_SIZE).wrapping_neg(), 0);
-        }
+        SiteId::new((reference & 0xffff) as u16)
     }
 }

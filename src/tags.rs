@@ -42,11 +42,23 @@ impl SiteId {
         NonZeroU16::new(raw).map(Self)
     }
 
-    /// The id a tag carries, if it has a valid one (`section_add` wrote
-    /// it; a tag of a section without ids holds 0).
+    /// The id in a tag's word (`Tag::word`) if the call site has the
+    /// default flags (`p` only): the hot path.  `None` for a word with
+    /// other flags (see [`SiteId::controlled`]) and for 0, the word of a
+    /// tag without an id.
     #[inline(always)]
-    pub(crate) fn of(tag: Option<Tag>) -> Option<Self> {
-        u16::try_from(tag?.id()).ok().and_then(Self::new)
+    pub(crate) fn plain(word: u64) -> Option<Self> {
+        u16::try_from(word).ok().and_then(Self::new)
+    }
+
+    /// The id and the flags in a tag's word, if it has an id.
+    pub(crate) fn controlled(word: u64) -> Option<(Self, Flags)> {
+        Some((Self::new(word as u16)?, Flags::of_word(word)))
+    }
+
+    /// The word a tag holds for this id with `flags`.
+    pub(crate) fn word(self, flags: Flags) -> u64 {
+        u64::from(self.get()) | flags.word_bits()
     }
 
     /// The id as stored in slots and back-references.
@@ -70,6 +82,60 @@ impl SiteId {
 impl core::fmt::Display for SiteId {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "{}", self.get())
+    }
+}
+
+/// A call site's flags in the control file (`control.rs`): `p`
+/// (profile: its allocations are counted), `s` (their call chains are
+/// kept) and `a` (their ages are kept).  Kept in the tag's word above the
+/// id, as bits that are all clear for the default, `p` alone, so the hot
+/// path sees a plain id (see [`SiteId::plain`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Flags(u8);
+
+impl Flags {
+    /// No flag.
+    pub(crate) const NONE: Flags = Flags(0);
+    pub(crate) const PROFILE: Flags = Flags(1);
+    pub(crate) const STACKS: Flags = Flags(2);
+    pub(crate) const AGES: Flags = Flags(4);
+    /// Every flag, in the order the control file prints them.
+    pub(crate) const ALL: [(Flags, u8); 3] = [
+        (Self::PROFILE, b'p'),
+        (Self::STACKS, b's'),
+        (Self::AGES, b'a'),
+    ];
+    /// A call site's flags until the control file changes them.
+    pub(crate) const DEFAULT: Flags = Self::PROFILE;
+    const WORD_SHIFT: u32 = 16;
+
+    /// Whether all of `other` is set.
+    pub(crate) fn contains(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// These and `other`.
+    pub(crate) fn with(self, other: Flags) -> Flags {
+        Flags(self.0 | other.0)
+    }
+
+    /// These but `other`.
+    pub(crate) fn without(self, other: Flags) -> Flags {
+        Flags(self.0 & !other.0)
+    }
+
+    /// Whether a new allocation is watched (`s` or `a`).
+    pub(crate) fn watched(self) -> bool {
+        self.0 & (Self::STACKS.0 | Self::AGES.0) != 0
+    }
+
+    /// The bits above the id in a tag's word: zero for the default.
+    fn word_bits(self) -> u64 {
+        u64::from(self.0 ^ Self::DEFAULT.0) << Self::WORD_SHIFT
+    }
+
+    fn of_word(word: u64) -> Flags {
+        Flags(((word >> Self::WORD_SHIFT) as u8 & 7) ^ Self::DEFAULT.0)
     }
 }
 
@@ -220,11 +286,17 @@ impl Registry {
     pub(crate) fn new() -> Result<Self> {
         let mut used = KVec::from_elem(0u64, SiteId::SPACE / WORD_BITS, GFP_KERNEL)?;
         used[0] = 1;
-        Ok(Self {
+        let mut registry = Self {
             sections: RBTree::new(),
             used,
             changes: 0,
-        })
+        };
+        // The top of the id space names watched allocations (`watch.rs`),
+        // never a call site, so those ids have no counters.
+        if let Some(first) = SiteId::new(crate::watch::FIRST) {
+            registry.mark(first, crate::watch::ENTRIES, true);
+        }
+        Ok(registry)
     }
 
     fn is_used(&self, id: usize) -> bool {
@@ -280,7 +352,7 @@ impl Registry {
             );
             for i in 0..len {
                 // SAFETY: The section is being added, so its tags are valid.
-                unsafe { section.tag(i) }.set_id(0);
+                unsafe { section.tag(i) }.set_word(0);
             }
             return Ok(());
         };
@@ -314,7 +386,7 @@ impl Registry {
         }
         for i in 0..len {
             // SAFETY: The section is being added, so its tags are valid.
-            unsafe { section.tag(i) }.set_id((first.index() + i) as u64);
+            unsafe { section.tag(i) }.set_word((first.index() + i) as u64);
         }
         if let Some(s) = self.sections.get_mut(&last) {
             s.tags = Some(section);
@@ -454,6 +526,20 @@ impl Registry {
             f(&tag.site(), false, tag.inaccurate());
         } else if let Some(d) = s.dead.iter().find(|d| d.id == id) {
             f(&d.site(), true, false);
+        }
+    }
+
+    /// Calls `f` with the id and tag of every call site of the loaded
+    /// images, in id order.
+    pub(crate) fn for_each_tag(&mut self, mut f: impl FnMut(SiteId, Tag)) {
+        for s in self.sections.values() {
+            if let Some(tags) = &s.tags {
+                for (n, id) in s.ids().enumerate() {
+                    // SAFETY: The section is registered while we hold the
+                    // registry (`&mut self`).
+                    f(id, unsafe { tags.tag(n) });
+                }
+            }
         }
     }
 

@@ -30,7 +30,7 @@ use super::mm::Pfn;
 pub(crate) struct Tag(NonNull<bindings::alloc_tag>);
 
 // SAFETY: A tag is plain data in kernel or module memory; the only field
-// written after boot is `backend`, and only through `set_id`.
+// written after boot is `backend`, and only through `set_word`.
 unsafe impl Send for Tag {}
 
 /// Where a call site is: what `/proc/allocinfo` prints of it.
@@ -57,11 +57,12 @@ unsafe fn tag_str<'a>(p: *const kernel::ffi::c_char) -> &'a [u8] {
 }
 
 impl Tag {
-    /// The back end's word in the tag: our compact call-site id.
+    /// The back end's word in the tag: our compact call-site id, with the
+    /// call site's control flags above it.
     #[inline]
-    pub(crate) fn id(self) -> u64 {
+    pub(crate) fn word(self) -> u64 {
         // SAFETY: By the type invariant the tag is valid; `backend` is only
-        // written by `set_id`, with a single aligned store.
+        // written by `set_word`, with a single aligned store.
         unsafe { ptr::read_volatile(ptr::addr_of!((*self.0.as_ptr()).backend)) as u64 }
     }
 
@@ -75,11 +76,16 @@ impl Tag {
         flags & bindings::CODETAG_FLAG_INACCURATE != 0
     }
 
-    /// Sets the tag's call-site id.
-    pub(crate) fn set_id(self, id: u64) {
+    /// Sets the tag's word; hooks read it at any time, whole.
+    pub(crate) fn set_word(self, word: u64) {
         // SAFETY: By the type invariant the tag is valid and writable (the
         // `alloc_tags` sections are data); a single aligned store.
-        unsafe { ptr::write_volatile(ptr::addr_of_mut!((*self.0.as_ptr()).backend), id as c_ulong) }
+        unsafe {
+            ptr::write_volatile(
+                ptr::addr_of_mut!((*self.0.as_ptr()).backend),
+                word as c_ulong,
+            )
+        }
     }
 
     /// Whether `name` (the NUL-terminated string at `p`, `?` for NULL), or

@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-call-site control in debugfs, with dynamic debug's grammar
+//! (`Documentation/admin-guide/dynamic-debug-howto.rst`), and the reports
+//! of the watched call sites:
+//!
+//! - `/sys/kernel/debug/allocprof/control`: reading lists every call site
+//!   of the loaded images as `file:line [module]function =flags`; writing
+//!   `[match-spec ...] flags-spec` commands (`;` or newline between them)
+//!   sets the flags of the call sites that match: `p` (profile: new
+//!   allocations are counted; memory counted before still leaves its
+//!   figure when freed), `s` (each allocation's call chain is kept) and
+//!   `a` (its age is kept).  A bad command fails the write with `EINVAL`
+//!   and a message naming the bad word; nothing is changed then.
+//! - `stacks`: the live allocations watched with `s`, by call site and
+//!   call chain, biggest first, with the task of the latest allocation.
+//! - `ages`: the live allocations watched with `a`, by call site and age
+//!   in power-of-two buckets of seconds.
+//!
+//! The flags live in the tags' words (`tags.rs`); the watched allocations
+//! in the profiler's [`Watch`](crate::watch::Watch).
+
+use core::fmt::Write;
+use kernel::{error::Result, prelude::*};
+
+use crate::sys::backend::{Site, Tag};
+use crate::sys::debugfs::{DebugDir, DebugText, Text};
+use crate::tags::{BStr, Flags, SiteId};
+use crate::watch::{self, AgeRow, ChainRow};
+use crate::{with_profiler, Profiler};
+
+/// `/sys/kernel/debug/allocprof/` with the control file and the reports.
+pub(crate) fn files(module: &'static kernel::ThisModule) -> Result<DebugDir> {
+    let mut dir = DebugDir::new(kernel::c_str!("allocprof"))?;
+    dir.add::<Control>(kernel::c_str!("control"), 0o600, module)?;
+    dir.add::<Stacks>(kernel::c_str!("stacks"), 0o400, module)?;
+    dir.add::<Ages>(kernel::c_str!("ages"), 0o400, module)?;
+    Ok(dir)
+}
+
+/// The module name of the kernel's own call sites in queries and in the
+/// control file (in `/proc/allocinfo` they have none).
+const VMLINUX: &[u8] = b"vmlinux";
+
+/// How a flags-spec changes a call site's flags.
+#[derive(Clone, Copy)]
+enum Op {
+    Add(Flags),
+    Remove(Flags),
+    Set(Flags),
+}
+
+impl Op {
+    fn apply(self, old: Flags) -> Flags {
+        match self {
+            Op::Add(f) => old.with(f),
+            Op::Remove(f) => old.without(f),
+            Op::Set(f) => f,
+        }
+    }
+}
+
+/// One command: which call sites, and what to do with their flags.
+struct Query<'a> {
+    module: Option<&'a [u8]>,
+    file: Option<&'a [u8]>,
+    func: Option<&'a [u8]>,
+    /// Inclusive.
+    lines: Option<(u32, u32)>,
+    op: Op,
+}
+
+/// The most commands one write may hold.
+const MAX_QUERIES: usize = 64;
+/// The most words one command may hold (four match-specs and the flags).
+const MAX_WORDS: usize = 9;
+
+/// Splits a command into words at blanks; `"..."` and `'...'` quote a word
+/// with blanks; `#` at the start of a word comments out the rest.
+fn words(command: &[u8]) -> Result<KVec<&[u8]>> {
+    let mut out = KVec::new();
+    let mut rest = command;
+    loop {
+        while let [b, tail @ ..] = rest {
+            if !b.is_ascii_whitespace() {
+                break;
+            }
+            rest = tail;
+        }
+        let word = match rest {
+            [] | [b'#', ..] => return Ok(out),
+            [q @ (b'"' | b'\''), tail @ ..] => {
+                let Some(end) = tail.iter().position(|b| b == q) else {
+                    pr_err!("control: unclosed quote in '{}'\n", BStr(rest));
+                    return Err(EINVAL);
+                };
+                rest = &tail[end + 1..];
+                &tail[..end]
+            }
+            _ => {
+                let end = rest
+                    .iter()
+                    .position(|b| b.is_ascii_whitespace())
+                    .unwrap_or(rest.len());
+                let w = &rest[..end];
+                rest = &rest[end..];
+                w
+            }
+        };
+        if out.len() == MAX_WORDS {
+            pr_err!("control: too many words at '{}'\n", BStr(word));
+            return Err(EINVAL);
+        }
+        out.push(word, GFP_KERNEL)?;
+    }
+}
+
+/// A line number of a query.
+fn line_number(word: &[u8], range: &[u8]) -> Result<u32> {
+    core::str::from_utf8(word)
+        .ok()
+        .and_then(|s| s.parse::<u32>().ok())
+        .ok_or_else(|| {
+            pr_err!(
+                "control: bad line number '{}' in 'line {}'\n",
+                BStr(word),
+                BStr(range)
+            );
+            EINVAL
+        })
+}
+
+/// `N`, `N-M`, `-M` or `N-`, as dynamic debug takes them.
+fn line_range(word: &[u8]) -> Result<(u32, u32)> {
+    let (first, last) = match word.iter().position(|&b| b == b'-') {
+        None => {
+            let n = line_number(word, word)?;
+            (n, n)
+        }
+        Some(dash) => {
+            let (a, b) = (&word[..dash], &word[dash + 1..]);
+            let first = if a.is_empty() {
+                0
+            } else {
+                line_number(a, word)?
+            };
+            let last = if b.is_empty() {
+                u32::MAX
+            } else {
+                line_number(b, word)?
+            };
+            (first, last)
+        }
+    };
+    if first > last {
+        pr_err!(
+            "control: line range '{}' ends before it starts\n",
+            BStr(word)
+        );
+        return Err(EINVAL);
+    }
+    Ok((first, last))
+}
+
+/// A flags-spec: `+`, `-` or `=` and flags from `psa`, or `_` for none.
+fn flags_spec(word: &[u8]) -> Result<Op> {
+    let (op, letters) = match word {
+        [b'+', rest @ ..] => (Op::Add as fn(Flags) -> Op, rest),
+        [b'-', rest @ ..] => (Op::Remove as fn(Flags) -> Op, rest),
+        [b'=', rest @ ..] => (Op::Set as fn(Flags) -> Op, rest),
+        _ => {
+            pr_err!(
+                "control: '{}' is not a keyword nor flags (+, - or = and flags from psa)\n",
+                BStr(word)
+            );
+            return Err(EINVAL);
+        }
+    };
+    let mut flags = Flags::NONE;
+    for &c in letters {
+        match Flags::ALL.iter().find(|(_, l)| *l == c) {
+            Some(&(f, _)) => flags = flags.with(f),
+            None if c == b'_' => {}
+            None => {
+                pr_err!(
+                    "control: unknown flag '{}' in '{}' (flags are p, s, a; _ for none)\n",
+                    BStr(&[c]),
+                    BStr(word)
+                );
+                return Err(EINVAL);
+            }
+        }
+    }
+    if letters.is_empty() && !matches!(word[0], b'=') {
+        pr_err!("control: no flags after '{}'\n", BStr(word));
+        return Err(EINVAL);
+    }
+    Ok(op(flags))
+}
+
+/// Parses one command (its words).
+fn query<'a>(words: &[&'a [u8]]) -> Result<Query<'a>> {
+    let Some((&flags, specs)) = words.split_last() else {
+        return Err(EINVAL);
+    };
+    let mut q = Query {
+        module: None,
+        file: None,
+        func: None,
+        lines: None,
+        op: flags_spec(flags)?,
+    };
+    let mut specs = specs.iter();
+    while let Some(&keyword) = specs.next() {
+        let Some(&value) = specs.next() else {
+            pr_err!(
+                "control: '{}' needs a value before the flags '{}'\n",
+                BStr(keyword),
+                BStr(flags)
+            );
+            return Err(EINVAL);
+        };
+        let set = match keyword {
+            b"module" => q.module.replace(value).is_none(),
+            b"file" => q.file.replace(value).is_none(),
+            b"func" => q.func.replace(value).is_none(),
+            b"line" => q.lines.replace(line_range(value)?).is_none(),
+            _ => {
+                pr_err!(
+                    "control: unknown keyword '{}' (module, file, func, line)\n",
+                    BStr(keyword)
+                );
+                return Err(EINVAL);
+            }
+        };
+        if !set {
+            pr_err!("control: '{}' given twice in one command\n", BStr(keyword));
+            return Err(EINVAL);
+        }
+    }
+    Ok(q)
+}
+
+/// Parses a whole write: every command, before anything is changed.
+fn queries(input: &[u8]) -> Result<KVec<Query<'_>>> {
+    let mut out = KVec::new();
+    for command in input.split(|&b| b == b';' || b == b'\n') {
+        let words = words(command)?;
+        if words.is_empty() {
+            continue;
+        }
+        if out.len() == MAX_QUERIES {
+            pr_err!("control: more than {} commands in one write\n", MAX_QUERIES);
+            return Err(EINVAL);
+        }
+        out.push(query(&words)?, GFP_KERNEL)?;
+    }
+    Ok(out)
+}
+
+/// Shell-style match of `name` with `pattern` (`*` any bytes, `?` one), as
+/// dynamic debug's `match_wildcard()`.
+fn glob(pattern: &[u8], name: &[u8]) -> bool {
+    let (mut p, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == b'?' || c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((sp, sn)) => {
+                    p = sp + 1;
+                    n = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == b'*')
+}
+
+/// The part of a path after its last `/`.
+fn basename(path: &[u8]) -> &[u8] {
+    path.rsplit(|&b| b == b'/').next().unwrap_or(path)
+}
+
+impl Query<'_> {
+    /// Whether call site `site` is one this query selects.  A file matches
+    /// by its whole path or its base name, as in dynamic debug.
+    fn matches(&self, site: &Site<'_>) -> bool {
+        let module = site.module.unwrap_or(VMLINUX);
+        self.module.map_or(true, |m| glob(m, module))
+            && self
+                .file
+                .map_or(true, |f| glob(f, site.file) || glob(f, basename(site.file)))
+            && self.func.map_or(true, |f| glob(f, site.function))
+            && self
+                .lines
+                .map_or(true, |(a, b)| (a..=b).contains(&site.line))
+    }
+}
+
+/// Writes `file:line`, ` [module]` for a module's call site, and
+/// ` func:name`: the call-site part of an allocinfo line.
+fn write_site(out: &mut Text, site: &Site<'_>) {
+    out.write(site.file);
+    let _ = write!(out, ":{}", site.line);
+    if let Some(module) = site.module {
+        out.write(b" [");
+        out.write(module);
+        out.write(b"]");
+    }
+    out.write(b" func:");
+    out.write(site.function);
+}
+
+/// The control file.
+pub(crate) struct Control;
+
+impl DebugText for Control {
+    fn text(out: &mut Text) -> Result {
+        out.write(b"# filename:lineno [module]function flags\n");
+        with_profiler(|p| {
+            p.registry.lock().for_each_tag(|_, tag: Tag| {
+                let site = tag.site();
+                out.write(site.file);
+                let _ = write!(out, ":{} [", site.line);
+                out.write(site.module.unwrap_or(VMLINUX));
+                out.write(b"]");
+                out.write(site.function);
+                out.write(b" =");
+                let flags = SiteId::controlled(tag.word()).map_or(Flags::DEFAULT, |(_, f)| f);
+                let mut any = false;
+                for (f, letter) in Flags::ALL {
+                    if flags.contains(f) {
+                        out.write(&[letter]);
+                        any = true;
+                    }
+                }
+                if !any {
+                    out.write(b"_");
+                }
+                out.write(b"\n");
+            })
+        });
+        Ok(())
+    }
+
+    fn write(input: &[u8]) -> Result {
+        let queries = queries(input)?;
+        with_profiler(|p| apply(p, &queries)).unwrap_or_else(|| {
+            pr_err!("control: profiling is off for good (mem_profiling=never)\n");
+            Err(ENODEV)
+        })
+    }
+}
+
+/// Sets the flags of the call sites `queries` select, in order.
+fn apply(p: &Profiler, queries: &[Query<'_>]) -> Result {
+    let watching = queries.iter().any(|q| match q.op {
+        Op::Add(f) | Op::Set(f) => f.watched(),
+        Op::Remove(_) => false,
+    });
+    if watching {
+        p.watch.prepare()?;
+    }
+    let mut registry = p.registry.lock();
+    for q in queries {
+        registry.for_each_tag(|id, tag| {
+            if q.matches(&tag.site()) {
+                let old = SiteId::controlled(tag.word()).map_or(Flags::DEFAULT, |(_, f)| f);
+                tag.set_word(id.word(q.op.apply(old)));
+            }
+        });
+    }
+    Ok(())
+}
+
+/// The stacks report.
+pub(crate) struct Stacks;
+
+impl DebugText for Stacks {
+    fn text(out: &mut Text) -> Result {
+        out.write(b"# allocprof stacks: live allocations of call sites with the s flag, by call chain, biggest first\n");
+        with_profiler(|p| -> Result {
+            let rows = p.watch.chains()?;
+            p.watch.stats().write(out);
+            let mut frames = KVec::from_elem(0u8, 4096, GFP_KERNEL)?;
+            let mut registry = p.registry.lock();
+            for row in rows.iter() {
+                write_chain(out, &mut registry, row, &mut frames);
+            }
+            Ok(())
+        })
+        .unwrap_or(Ok(()))
+    }
+}
+
+fn write_chain(
+    out: &mut Text,
+    registry: &mut crate::tags::Registry,
+    row: &ChainRow,
+    frames: &mut [u8],
+) {
+    let _ = write!(out, "{:12} {:8} ", row.bytes as i64, row.calls);
+    registry.with_site(row.site, |site, _, _| write_site(out, site));
+    let _ = write!(out, " pid:{} comm:", row.task.pid);
+    out.write(row.task.name());
+    out.write(b"\n");
+    if let Some(stack) = row.stack {
+        out.write(stack.write_frames(frames));
+    }
+    out.write(b"\n");
+}
+
+/// The ages report.
+pub(crate) struct Ages;
+
+impl DebugText for Ages {
+    fn text(out: &mut Text) -> Result {
+        out.write(b"# allocprof ages: live allocations of call sites with the a flag, by age in power-of-two buckets of seconds\n");
+        with_profiler(|p| -> Result {
+            let rows = p.watch.ages()?;
+            p.watch.stats().write(out);
+            let mut registry = p.registry.lock();
+            for row in rows.iter() {
+                write_age(out, &mut registry, row);
+            }
+            Ok(())
+        })
+        .unwrap_or(Ok(()))
+    }
+}
+
+fn write_age(out: &mut Text, registry: &mut crate::tags::Registry, row: &AgeRow) {
+    let _ = write!(out, "{:12} {:8} ", row.bytes as i64, row.calls);
+    registry.with_site(row.site, |site, _, _| write_site(out, site));
+    out.write(b" age:");
+    watch::write_age_label(out, row.bucket);
+    out.write(b"\n");
+}

@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Watched allocations: those of call sites with the `s` (stacks) or `a`
+//! (ages) flag of the control file (`control.rs`).
+//!
+//! Each watched allocation gets an entry in a fixed table, and its page
+//! back-reference or object slot holds the entry's [`WatchId`] in place
+//! of the call site's id.  Watch ids are the top [`ENTRIES`] values of the
+//! 16-bit id space, which the registry never hands to a call site, so they
+//! have no counters: the hot free paths find no counter block for them,
+//! which is the test they make anyway, and only then come here (the cold
+//! path).  An unflagged call site's allocations and frees run exactly the
+//! instructions they ran before.
+//!
+//! An entry keeps the call site, the live bytes and calls of the
+//! allocation (a split page allocation is several calls, a partial free
+//! takes bytes), its chain and its start time.  Chains are kept per call
+//! site and stack-depot handle, with the bytes and calls of their live
+//! entries and the task of their latest allocation, so the stacks report
+//! is exact: a chain's figures leave with the frees.  Both tables are
+//! allocated when a call site first gets `s` or `a` (about 700 KiB), and
+//! are bounded: an allocation that finds them full is counted as usual,
+//! without an entry, and reported as not tracked.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*};
+
+use crate::sys::debugfs::Text;
+use crate::sys::percpu::{this_cpu_add, this_cpu_read, PerCpuArray};
+use crate::sys::stack::{StackHandle, Trace};
+use crate::sys::sync::IrqSpinLock;
+use crate::sys::task::{now_ns, TaskId};
+use crate::tags::{Flags, SiteId};
+
+/// The first watch id: ids from here to the end of the id space name
+/// entries, not call sites.
+pub(crate) const FIRST: u16 = 0xc000;
+/// Entries: one per watched allocation live at once.
+pub(crate) const ENTRIES: usize = SiteId::SPACE - FIRST as usize;
+/// Chains: one per call site and call chain with live watched allocations.
+pub(crate) const CHAINS: usize = 4096;
+/// Hash buckets of the chains.
+const BUCKETS: usize = 1024;
+/// The end of an index list.
+const NIL: u16 = u16::MAX;
+
+/// A watched allocation's id, stored where its call site's id would be.
+#[derive(Clone, Copy)]
+pub(crate) struct WatchId(u16);
+
+impl WatchId {
+    /// The entry `id` names, if it is a watch id.
+    #[inline(always)]
+    pub(crate) fn of(id: SiteId) -> Option<Self> {
+        id.get().checked_sub(FIRST).map(Self)
+    }
+
+    /// As stored in a back-reference or slot.
+    pub(crate) fn as_site_id(self) -> SiteId {
+        // `self.0 < ENTRIES`, so `FIRST + self.0` is a non-zero u16.
+        SiteId::new(FIRST + self.0).unwrap_or_else(|| unreachable!())
+    }
+
+    fn index(self) -> usize {
+        usize::from(self.0)
+    }
+}
+
+/// One watched allocation, or a free entry.
+#[derive(Clone, Copy)]
+struct Entry {
+    /// Its call site; `None` while the entry is free.
+    site: Option<SiteId>,
+    /// Its chain, or [`NIL`] (no `s`); the next free entry while free.
+    link: u16,
+    bytes: u64,
+    calls: u64,
+    /// When it was allocated (ns), 0 without `a`.
+    since: u64,
+}
+
+/// The live watched allocations of one call site made through one chain.
+#[derive(Clone, Copy)]
+struct Chain {
+    site: Option<SiteId>,
+    /// `None`: the chain could not be saved (the depot was full).
+    stack: Option<StackHandle>,
+    /// The next chain in the bucket, or the next free chain.
+    next: u16,
+    bytes: u64,
+    calls: u64,
+    /// The task of the latest allocation.
+    task: TaskId,
+}
+
+/// The entries and chains, and their free lists.
+///
+/// # Invariants
+///
+/// Every entry and chain index is in exactly one list: a free list, a
+/// bucket (chains), or live (entries with a site).  A live entry's `link`
+/// is [`NIL`] or a live chain of the same site, whose figures include the
+/// entry's.
+struct Tables {
+    entries: KVVec<Entry>,
+    chains: KVVec<Chain>,
+    buckets: KVVec<u16>,
+    free_entry: u16,
+    free_chain: u16,
+    live_entries: usize,
+    live_chains: usize,
+}
+
+/// A chain as the stacks report shows it.
+#[derive(Clone, Copy)]
+pub(crate) struct ChainRow {
+    pub(crate) site: SiteId,
+    pub(crate) stack: Option<StackHandle>,
+    pub(crate) bytes: u64,
+    pub(crate) calls: u64,
+    pub(crate) task: TaskId,
+}
+
+/// Live watched bytes and calls of one call site in one age bucket.
+#[derive(Clone, Copy)]
+pub(crate) struct AgeRow {
+    pub(crate) site: SiteId,
+    pub(crate) bucket: u32,
+    pub(crate) bytes: u64,
+    pub(crate) calls: u64,
+}
+
+/// Sorts `v` by `less`, in place, without allocating.  (core's sorts
+/// check the order's consistency with a panic path that 6.12's objtool
+/// does not know, and warns about.)
+fn heap_sort<T>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
+    let sift = |v: &mut [T], mut root: usize, end: usize| loop {
+        let mut child = 2 * root + 1;
+        if child >= end {
+            return;
+        }
+        if child + 1 < end && less(&v[child], &v[child + 1]) {
+            child += 1;
+        }
+        if !less(&v[root], &v[child]) {
+            return;
+        }
+        v.swap(root, child);
+        root = child;
+    };
+    for i in (0..v.len() / 2).rev() {
+        sift(v, i, v.len());
+    }
+    for end in (1..v.len()).rev() {
+        v.swap(0, end);
+        sift(v, 0, end);
+    }
+}
+
+/// Age buckets: `[0, 1)` s, then `[2^(b-1), 2^b)` s, the last open.
+pub(crate) const AGE_BUCKETS: u32 = 33;
+
+/// The bucket of an age of `ns` nanoseconds.
+fn age_bucket(ns: u64) -> u32 {
+    let s = ns / 1_000_000_000;
+    (u64::BITS - s.leading_zeros()).min(AGE_BUCKETS - 1)
+}
+
+/// Writes bucket `b`'s label, as `0-1s`, `2-4s`, ... `>=2147483648s`.
+pub(crate) fn write_age_label(out: &mut Text, b: u32) {
+    use core::fmt::Write;
+    let _ = match b {
+        0 => write!(out, "0-1s"),
+        b if b == AGE_BUCKETS - 1 => write!(out, ">={}s", 1u64 << (b - 1)),
+        b => write!(out, "{}-{}s", 1u64 << (b - 1), 1u64 << b),
+    };
+}
+
+impl Tables {
+    fn new() -> Result<KBox<Self>> {
+        let free_entry = Entry {
+            site: None,
+            link: NIL,
+            bytes: 0,
+            calls: 0,
+            since: 0,
+        };
+        let free_chain = Chain {
+            site: None,
+            stack: None,
+            next: NIL,
+            bytes: 0,
+            calls: 0,
+            task: TaskId {
+                pid: 0,
+                comm: [0; crate::sys::task::COMM_LEN],
+            },
+        };
+        let mut entries = KVVec::with_capacity(ENTRIES, GFP_KERNEL)?;
+        for i in 0..ENTRIES {
+            let next = if i + 1 < ENTRIES { (i + 1) as u16 } else { NIL };
+            entries.push(
+                Entry {
+                    link: next,
+                    ..free_entry
+                },
+                GFP_KERNEL,
+            )?;
+        }
+        let mut chains = KVVec::with_capacity(CHAINS, GFP_KERNEL)?;
+        for i in 0..CHAINS {
+            let next = if i + 1 < CHAINS { (i + 1) as u16 } else { NIL };
+            chains.push(Chain { next, ..free_chain }, GFP_KERNEL)?;
+        }
+        let buckets = KVVec::from_elem(NIL, BUCKETS, GFP_KERNEL)?;
+        Ok(KBox::new(
+            Self {
+                entries,
+                chains,
+                buckets,
+                free_entry: 0,
+                free_chain: 0,
+                live_entries: 0,
+                live_chains: 0,
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// Bytes the tables take.
+    fn size(&self) -> usize {
+        self.entries.len() * core::mem::size_of::<Entry>()
+            + self.chains.len() * core::mem::size_of::<Chain>()
+            + self.buckets.len() * core::mem::size_of::<u16>()
+    }
+
+    fn bucket_of(site: SiteId, stack: Option<StackHandle>) -> usize {
+        let key = (u64::from(site.get()) << 32) | u64::from(stack.map_or(0, StackHandle::get));
+        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize % BUCKETS
+    }
+
+    /// The live chain of `site` and `stack`, made if there is none; `None`
+    /// if none is free.
+    fn chain(&mut self, site: SiteId, stack: Option<StackHandle>) -> Option<u16> {
+        let b = Self::bucket_of(site, stack);
+        let mut c = self.buckets[b];
+        while c != NIL {
+            let chain = &self.chains[usize::from(c)];
+            if chain.site == Some(site) && chain.stack == stack {
+                return Some(c);
+            }
+            c = chain.next;
+        }
+        let c = self.free_chain;
+        if c == NIL {
+            return None;
+        }
+        let chain = &mut self.chains[usize::from(c)];
+        self.free_chain = chain.next;
+        chain.site = Some(site);
+        chain.stack = stack;
+        chain.bytes = 0;
+        chain.calls = 0;
+        chain.next = self.buckets[b];
+        self.buckets[b] = c;
+        self.live_chains += 1;
+        Some(c)
+    }
+
+    /// Takes chain `c`, whose figures reached zero, out of its bucket.
+    fn drop_chain(&mut self, c: u16) {
+        let chain = self.chains[usize::from(c)];
+        let Some(site) = chain.site else {
+            return;
+        };
+        let b = Self::bucket_of(site, chain.stack);
+        if self.buckets[b] == c {
+            self.buckets[b] = chain.next;
+        } else {
+            let mut p = self.buckets[b];
+            while p != NIL {
+                let next = self.chains[usize::from(p)].next;
+                if next == c {
+                    self.chains[usize::from(p)].next = chain.next;
+                    break;
+                }
+                p = next;
+            }
+        }
+        let chain = &mut self.chains[usize::from(c)];
+        chain.site = None;
+        chain.next = self.free_chain;
+        self.free_chain = c;
+        self.live_chains -= 1;
+    }
+
+    /// A new watched allocation of `bytes` at `site`, one call: with a
+    /// chain if `stacks` (`stack` is its saved call chain, if it could be
+    /// saved), since `since` (0: no age).  `None` if the tables are full.
+    fn start(
+        &mut self,
+        site: SiteId,
+        stacks: bool,
+        stack: Option<StackHandle>,
+        since: u64,
+        task: TaskId,
+        bytes: u64,
+    ) -> Option<WatchId> {
+        let e = self.free_entry;
+        if e == NIL {
+            return None;
+        }
+        let link = if stacks {
+            let c = self.chain(site, stack)?;
+            let chain = &mut self.chains[usize::from(c)];
+            chain.bytes += bytes;
+            chain.calls += 1;
+            chain.task = task;
+            c
+        } else {
+            NIL
+        };
+        let entry = &mut self.entries[usize::from(e)];
+        self.free_entry = entry.link;
+        *entry = Entry {
+            site: Some(site),
+            link,
+            bytes,
+            calls: 1,
+            since,
+        };
+        self.live_entries += 1;
+        Some(WatchId(e))
+    }
+
+    /// Adds `bytes` and `calls` (two's complement to subtract) to the
+    /// watched allocation `w` and its chain; frees the entry when its
+    /// calls reach zero.  Returns its call site.
+    fn adjust(&mut self, w: WatchId, bytes: u64, calls: u64) -> Option<SiteId> {
+        let entry = self.entries.get_mut(w.index())?;
+        let site = entry.site?;
+        entry.bytes = entry.bytes.wrapping_add(bytes);
+        entry.calls = entry.calls.wrapping_add(calls);
+        let (link, done) = (entry.link, entry.calls == 0);
+        if link != NIL {
+            let chain = &mut self.chains[usize::from(link)];
+            chain.bytes = chain.bytes.wrapping_add(bytes);
+            chain.calls = chain.calls.wrapping_add(calls);
+            if chain.calls == 0 {
+                self.drop_chain(link);
+            }
+        }
+        if done {
+            let entry = &mut self.entries[w.index()];
+            entry.site = None;
+            entry.link = self.free_entry;
+            self.free_entry = w.0;
+            self.live_entries -= 1;
+        }
+        Some(site)
+    }
+}
+
+/// What the tables hold and what they could not.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Stats {
+    pub(crate) entries: usize,
+    pub(crate) chains: usize,
+    pub(crate) bytes: usize,
+    pub(crate) full: u64,
+    pub(crate) nested: u64,
+}
+
+impl Stats {
+    /// The report's statistics line.
+    pub(crate) fn write(&self, out: &mut Text) {
+        use core::fmt::Write;
+        let _ = writeln!(
+            out,
+            "# tracked: {} allocations in {} chains; table: {}/{} allocations, {}/{} chains, {} bytes; not tracked: {} (table full), {} (nested)",
+            self.entries, self.chains, self.entries, ENTRIES, self.chains, CHAINS, self.bytes,
+            self.full, self.nested
+        );
+    }
+}
+
+/// The watched allocations of one profiler.
+#[pin_data]
+pub(crate) struct Watch {
+    /// Allocated when a call site first gets `s` or `a`; taken by hooks in
+    /// any context.
+    #[pin]
+    tables: IrqSpinLock<Option<KBox<Tables>>>,
+    /// Per CPU: hooks inside [`Watch::start`].  Saving a chain may
+    /// allocate a stack-depot pool; that allocation is counted as usual,
+    /// never watched (which could recurse).
+    busy: PerCpuArray<u64>,
+    /// Allocations not watched because the tables were full.
+    full: AtomicU64,
+    /// Allocations not watched because they were made inside `start`.
+    nested: AtomicU64,
+}
+
+impl Watch {
+    /// No tables yet.
+    pub(crate) fn new() -> Result<impl PinInit<Self>> {
+        let busy = PerCpuArray::new(1)?;
+        Ok(pin_init!(Watch {
+            tables <- crate::new_irq_spinlock!(None, "allocprof_watch"),
+            busy,
+            full: AtomicU64::new(0),
+            nested: AtomicU64::new(0),
+        }))
+    }
+
+    /// Makes the tables and the stack depot ready; process context.
+    pub(crate) fn prepare(&self) -> Result {
+        if self.tables.lock().is_some() {
+            return Ok(());
+        }
+        StackHandle::init_depot()?;
+        let tables = Tables::new()?;
+        let mut slot = self.tables.lock();
+        if slot.is_none() {
+            *slot = Some(tables);
+        }
+        Ok(())
+    }
+
+    /// A new allocation of `bytes` at `site`, with `flags` (`s` or `a`
+    /// set): the id to store for it, if it could be watched.  Hooks only
+    /// (preemption is off).
+    pub(crate) fn start(&self, site: SiteId, flags: Flags, bytes: u64) -> Option<WatchId> {
+        let busy = self.busy.as_percpu_ptr();
+        // SAFETY: `busy` is this profiler's live per-CPU `u64`; hooks run
+        // with preemption off, so the CPU stays the same until the
+        // decrement below, and an interrupt in between leaves it as it
+        // found it.
+        if unsafe { this_cpu_read(busy) } != 0 {
+            self.nested.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        // SAFETY: As above.
+        unsafe { this_cpu_add(busy, 1) };
+        let stack = if flags.contains(Flags::STACKS) {
+            Trace::capture(&crate::THIS_MODULE).save(true)
+        } else {
+            None
+        };
+        let since = if flags.contains(Flags::AGES) {
+            now_ns().max(1)
+        } else {
+            0
+        };
+        let task = TaskId::current();
+        let w = self.tables.lock().as_mut().and_then(|t| {
+            t.start(
+                site,
+                flags.contains(Flags::STACKS),
+                stack,
+                since,
+                task,
+                bytes,
+            )
+        });
+        if w.is_none() {
+            self.full.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: As above; adding the two's complement subtracts.
+        unsafe { this_cpu_add(busy, u64::MAX) };
+        w
+    }
+
+    /// Adds `bytes` and `calls` (two's complement to subtract) to the
+    /// watched allocation `w`; returns its call site, whose counters take
+    /// the same change.
+    pub(crate) fn adjust(&self, w: WatchId, bytes: u64, calls: u64) -> Option<SiteId> {
+        self.tables.lock().as_mut()?.adjust(w, bytes, calls)
+    }
+
+    /// What the tables hold.
+    pub(crate) fn stats(&self) -> Stats {
+        let (entries, chains, bytes) = self
+            .tables
+            .lock()
+            .as_ref()
+            .map_or((0, 0, 0), |t| (t.live_entries, t.live_chains, t.size()));
+        Stats {
+            entries,
+            chains,
+            bytes,
+            full: self.full.load(Ordering::Relaxed),
+            nested: self.nested.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The live chains, biggest first.
+    pub(crate) fn chains(&self) -> Result<KVVec<ChainRow>> {
+        let mut rows = KVVec::with_capacity(CHAINS, GFP_KERNEL)?;
+        if let Some(t) = self.tables.lock().as_ref() {
+            for c in t.chains.iter() {
+                if let Some(site) = c.site {
+                    // Room for every chain was reserved above.
+                    let _ = rows.push(
+                        ChainRow {
+                            site,
+                            stack: c.stack,
+                            bytes: c.bytes,
+                            calls: c.calls,
+                            task: c.task,
+                        },
+                        GFP_ATOMIC,
+                    );
+                }
+            }
+        }
+        heap_sort(&mut rows, |a, b| (b.bytes, a.site) < (a.bytes, b.site));
+        Ok(rows)
+    }
+
+    /// The live allocations with an age, by call site (in id order) and
+    /// age bucket.
+    pub(crate) fn ages(&self) -> Result<KVVec<AgeRow>> {
+        let mut rows = KVVec::with_capacity(ENTRIES, GFP_KERNEL)?;
+        if let Some(t) = self.tables.lock().as_ref() {
+            let now = now_ns();
+            for e in t.entries.iter().filter(|e| e.since != 0) {
+                if let Some(site) = e.site {
+                    // Room for every entry was reserved above.
+                    let _ = rows.push(
+                        AgeRow {
+                            site,
+                            bucket: age_bucket(now.saturating_sub(e.since)),
+                            bytes: e.bytes,
+                            calls: e.calls,
+                        },
+                        GFP_ATOMIC,
+                    );
+                }
+            }
+        }
+        heap_sort(&mut rows, |a, b| (a.site, a.bucket) < (b.site, b.bucket));
+        // Merge the rows of one site and bucket.
+        let mut merged: KVVec<AgeRow> = KVVec::with_capacity(rows.len(), GFP_KERNEL)?;
+        for r in rows.iter() {
+            match merged.last_mut() {
+                Some(m) if m.site == r.site && m.bucket == r.bucket => {
+                    m.bytes += r.bytes;
+                    m.calls += r.calls;
+                }
+                _ => {
+                    let _ = merged.push(*r, GFP_KERNEL);
+                }
+            }
+        }
+        Ok(merged)
+    }
+}
