@@ -30,6 +30,14 @@
  *                                   a nested allocation run in stages, so
  *                                   that a test can switch profiling
  *                                   between them (aptest_nested_write())
+ *   echo "a|b <count>" > callers    <count> allocations at one call site,
+ *                                   aptest_helper(), called by
+ *                                   aptest_from_a() or aptest_from_b(): one
+ *                                   call site, two call chains
+ *   echo free > callers             free them all
+ *   cat callers                     as "sites": "helper slab <cache> <live>",
+ *                                   then "from_a caller aptest_from_a <live>"
+ *                                   and the same for b
  */
 #include <linux/debugfs.h>
 #include <linux/gfp.h>
@@ -798,6 +806,113 @@ static const struct file_operations aptest_nested_fops = {
 	.write = aptest_nested_write,
 };
 
+/*
+ * One tagged helper, two callers: what allocinfo shows as one call site,
+ * and allocprof's stacks tell apart.
+ */
+#define APTEST_CALLERS_SIZE 256
+
+static DEFINE_MUTEX(aptest_callers_lock);
+static void *aptest_callers_live[2][APTEST_MAX_LIVE];
+static unsigned int aptest_callers_nr[2];
+/* Calls made by each caller: also keeps gcc from folding the two callers. */
+static unsigned long aptest_callers_made[2];
+
+static noinline void *aptest_helper(void)
+{
+	return kmalloc(APTEST_CALLERS_SIZE, GFP_KERNEL);
+}
+
+/* Not tail calls: each caller stays in the call chain. */
+static noinline void *aptest_from_a(void)
+{
+	void *p = aptest_helper();
+
+	aptest_callers_made[0]++;
+	return p;
+}
+
+static noinline void *aptest_from_b(void)
+{
+	void *p = aptest_helper();
+
+	aptest_callers_made[1]++;
+	return p;
+}
+
+static void aptest_callers_free(void)
+{
+	int c;
+
+	mutex_lock(&aptest_callers_lock);
+	for (c = 0; c < 2; c++)
+		while (aptest_callers_nr[c])
+			kfree(aptest_callers_live[c][--aptest_callers_nr[c]]);
+	mutex_unlock(&aptest_callers_lock);
+}
+
+static ssize_t aptest_callers_write(struct file *file, const char __user *ubuf,
+				    size_t len, loff_t *ppos)
+{
+	char buf[32], which;
+	unsigned int count, c;
+	ssize_t ret = len;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sysfs_streq(buf, "free")) {
+		aptest_callers_free();
+		return len;
+	}
+	if (sscanf(buf, "%c %u", &which, &count) != 2 || (which != 'a' && which != 'b'))
+		return -EINVAL;
+	c = which - 'a';
+	mutex_lock(&aptest_callers_lock);
+	if (count > APTEST_MAX_LIVE - aptest_callers_nr[c])
+		ret = -ENOSPC;
+	while (ret > 0 && count--) {
+		void *p = c ? aptest_from_b() : aptest_from_a();
+
+		if (!p) {
+			ret = -ENOMEM;
+			break;
+		}
+		aptest_callers_live[c][aptest_callers_nr[c]++] = p;
+	}
+	mutex_unlock(&aptest_callers_lock);
+	return ret;
+}
+
+static int aptest_callers_show(struct seq_file *m, void *v)
+{
+	size_t sz = kmalloc_size_roundup(APTEST_CALLERS_SIZE);
+
+	mutex_lock(&aptest_callers_lock);
+	seq_printf(m, "helper slab kmalloc-%zu %u\n", sz,
+		   aptest_callers_nr[0] + aptest_callers_nr[1]);
+	seq_printf(m, "from_a caller aptest_from_a %u\n", aptest_callers_nr[0]);
+	seq_printf(m, "from_b caller aptest_from_b %u\n", aptest_callers_nr[1]);
+	mutex_unlock(&aptest_callers_lock);
+	return 0;
+}
+
+static int aptest_callers_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, aptest_callers_show, NULL);
+}
+
+static const struct file_operations aptest_callers_fops = {
+	.owner = THIS_MODULE,
+	.open = aptest_callers_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = aptest_callers_write,
+};
+
 static const struct file_operations aptest_warn_fops = {
 	.owner = THIS_MODULE,
 	.write = aptest_warn_write,
@@ -901,6 +1016,7 @@ static int __init aptest_init(void)
 	debugfs_create_file("untagged", 0200, aptest_dir, NULL, &aptest_untagged_fops);
 	debugfs_create_file("warn", 0200, aptest_dir, NULL, &aptest_warn_fops);
 	debugfs_create_file("nested", 0600, aptest_dir, NULL, &aptest_nested_fops);
+	debugfs_create_file("callers", 0600, aptest_dir, NULL, &aptest_callers_fops);
 	return 0;
 }
 
@@ -913,6 +1029,7 @@ static void __exit aptest_exit(void)
 		aptest_free_all(&aptest_sites[i]);
 	aptest_free_adopted();
 	aptest_nested_free();
+	aptest_callers_free();
 	kmem_cache_destroy(aptest_cache);
 }
 
