@@ -8,6 +8,9 @@
  * (the test module's); `--via auto` says which way it went; a file that
  * has no ioctl() makes auto fall back to the text and --via ioctl fail.
  * The test module's kmalloc_100 site shows exactly its 3 allocations.
+ * `allocinfo stacks` and `allocinfo ages` read allocprof's debugfs
+ * reports: the two-caller helper's two chains with their exact figures and
+ * own callers, and kmalloc_100's allocations in the youngest age bucket.
  */
 #include "allocprof_lib.h"
 
@@ -67,7 +70,7 @@ int main(void)
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
 	if (ap_testsite_unit("kmalloc_100", &unit, &calls) || ap_test_alloc("kmalloc_100", 3))
 		ksft_exit_fail_msg("cannot allocate at the test site\n");
-	ksft_set_plan(sizeof(exact) / sizeof(exact[0]) + sizeof(sites) / sizeof(sites[0]) + 4);
+	ksft_set_plan(sizeof(exact) / sizeof(exact[0]) + sizeof(sites) / sizeof(sites[0]) + 4 + 3);
 
 	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
 		ksft_test_result(same_both_ways(exact[i], 1),
@@ -93,6 +96,39 @@ int main(void)
 	ksft_test_result(ap_sh(TOOL " top --live --proc /tmp/allocinfo.txt --via ioctl "
 			       "--module allocprof_test >/dev/null 2>&1") == 1,
 			 "... and --via ioctl fails (exit 1)\n");
+
+	/* Per-site control: the reports through the tool. */
+	ap_test_free("kmalloc_100");
+	ap_sh("echo 'func aptest_helper +s; func aptest_kmalloc_100 +a' >"
+	      " /sys/kernel/debug/allocprof/control");
+	ap_test_alloc("kmalloc_100", 3);
+	/* Read at once: the allocations are less than a second old. */
+	snprintf(want, sizeof(want), ",aptest_kmalloc_100,0,1,%lld,%llu\n", 3 * unit, 3 * calls);
+	ksft_test_result(ap_sh_out(a, sizeof(a), TOOL " ages --func aptest_kmalloc_100 --format csv") == 0 &&
+			 strstr(a, want) != NULL,
+			 "allocinfo ages: kmalloc_100's 3 allocations in the 0-1s bucket\n");
+	ap_sh("echo 'a 5' > " AP_TESTDIR "/callers; echo 'b 3' > " AP_TESTDIR "/callers");
+	{
+		struct ap_testsite helper[3];
+		long long hunit = -1;
+		unsigned long long hcalls;
+
+		if (ap_testsites_of(AP_TESTDIR "/callers", helper, 3) != 3 ||
+		    ap_unit(&helper[0], &hunit, &hcalls))
+			ksft_print_msg("cannot read the test module's callers file\n");
+		snprintf(want, sizeof(want), "1,%lld,5,", 5 * hunit);
+		ksft_test_result(ap_sh_out(a, sizeof(a), TOOL " stacks --func aptest_helper "
+					   "--frames 0 --format csv") == 0 &&
+				 strstr(a, want) && strstr(strstr(a, want), "aptest_from_a+"),
+				 "allocinfo stacks: the first chain, %lld bytes 5 calls, from aptest_from_a\n",
+				 5 * hunit);
+		snprintf(want, sizeof(want), "2,%lld,3,", 3 * hunit);
+		ksft_test_result(strstr(a, want) && strstr(strstr(a, want), "aptest_from_b+") &&
+				 !strstr(a, "\n3,"),
+				 "allocinfo stacks: the second, %lld bytes 3 calls, from aptest_from_b\n",
+				 3 * hunit);
+	}
+	ap_sh("echo free > " AP_TESTDIR "/callers");
 	ap_test_free("kmalloc_100");
 	ap_sh("rmmod allocprof_test; rmmod allocprof");
 	ksft_finished();
