@@ -58,6 +58,11 @@ module_param!(allocinfo_format, FormatParam, 0o444);
 
 /// The profiler of one registration of the back end: made before it
 /// registers, freed after it unregistered (by its [`Registration`]).
+///
+/// # Invariants
+///
+/// `generation` is neither 0 (no slot value has it) nor `u32::MAX` (the
+/// kernel's boot record writes it), so the hot paths only compare it.
 #[pin_data]
 pub(crate) struct Profiler {
     /// The registration's generation, for object slots and page references
@@ -89,7 +94,7 @@ impl Profiler {
         let watch = Watch::new()?;
         KBox::pin_init(
             pin_init!(Profiler {
-                generation: new_generation(),
+                generation: profiler_generation(),
                 counters: Counters::new(),
                 pages,
                 uncounted,
@@ -142,7 +147,7 @@ impl Profiler {
     #[inline(always)]
     pub(crate) fn sub_call(&self, id: SiteId, bytes: u64) {
         if !self.counters.sub_call(id, bytes) {
-            self.count_watched(id, bytes.wrapping_neg(), u64::MAX);
+            Profiler::sub_watched(bytes, id, self);
         }
     }
 
@@ -152,6 +157,15 @@ impl Profiler {
         if !self.counters.add(id, bytes, calls) {
             self.count_watched(id, bytes, calls);
         }
+    }
+
+    /// [`Profiler::sub_call`] for an id without counters.  The profiler
+    /// comes last, as in the other cold paths (below), which keeps the
+    /// frees' registers as they are on the way here.
+    #[cold]
+    #[inline(never)]
+    fn sub_watched(bytes: u64, id: SiteId, p: &Profiler) {
+        p.count_watched(id, bytes.wrapping_neg(), u64::MAX);
     }
 
     /// `id` has no counters: if it is a watch id, the change is its
@@ -165,45 +179,61 @@ impl Profiler {
         }
     }
 
-    /// Pages allocated at a call site whose tag `word` has flags other than
-    /// the default (or no id): counted and watched as the flags say.
+    /// Pages allocated at a call site whose tag's word has flags other than
+    /// the default, or no id: counted and watched as the flags say.  The
+    /// cold paths take the hook's arguments in the hook's order, the
+    /// profiler last, so that reaching them costs the hot path no move.
     #[cold]
     #[inline(never)]
-    fn count_page_alloc_controlled(&self, pfn: Pfn, order: u32, word: u64) {
-        let Some((site, flags)) = SiteId::controlled(word) else {
+    fn count_page_alloc_controlled(pfn: Pfn, order: u32, tag: Tag, p: &Profiler) {
+        let Some((site, flags)) = SiteId::controlled(tag.word()) else {
             return;
         };
         if !flags.contains(Flags::PROFILE) {
             return;
         }
-        if !self.pages.set(pfn, site) {
-            self.uncounted.set(site);
+        if !p.pages.set(pfn, site) {
+            p.uncounted.set(site);
             return;
         }
         let bytes = page::bytes(order);
-        if let Some(w) = self.watch.start(site, flags, bytes) {
-            self.pages.set(pfn, w.as_site_id());
+        if let Some(w) = p.watch.start(site, flags, bytes) {
+            p.pages.set(pfn, w.as_site_id());
         }
-        self.counters.add_call(site, bytes);
+        p.counters.add_call(site, bytes);
     }
 
-    /// An object allocated at a call site whose tag `word` has flags other
-    /// than the default, or without a call site (`word` 0): counted and
-    /// watched as the flags say; its slot is cleared if it is not counted.
+    /// An object allocated at a call site whose tag's word has flags other
+    /// than the default, or without a call site: counted and watched as
+    /// the flags say; its slot is cleared if it is not counted.
     #[cold]
     #[inline(never)]
-    fn count_obj_alloc_controlled(&self, slot: ObjSlot<'_>, word: u64, size: usize) {
-        let site = SiteId::controlled(word).filter(|(_, f)| f.contains(Flags::PROFILE));
+    fn count_obj_alloc_controlled(slot: ObjSlot<'_>, tag: Option<Tag>, size: usize, p: &Profiler) {
+        let site = tag
+            .and_then(|t| SiteId::controlled(t.word()))
+            .filter(|(_, f)| f.contains(Flags::PROFILE));
         let Some((site, flags)) = site else {
             slot.set(0);
             return;
         };
-        let id = self
+        let id = p
             .watch
             .start(site, flags, size as u64)
             .map_or(site, WatchId::as_site_id);
-        slot.set(slab::encode(self.generation(), id));
-        self.counters.add_call(site, size as u64);
+        slot.set(slab::encode(p.generation(), id));
+        p.counters.add_call(site, size as u64);
+    }
+}
+
+/// A generation for a new profiler: the kernel's next, skipping 0 and
+/// `u32::MAX` when its counter passes them (after 2^32 registrations).
+fn profiler_generation() -> u32 {
+    loop {
+        let g = new_generation();
+        if g != 0 && g != u32::MAX {
+            // INVARIANT: Neither 0 nor `u32::MAX`.
+            return g;
+        }
     }
 }
 
@@ -340,7 +370,7 @@ impl Backend for Hooks {
         };
         match SiteId::plain(tag.word()) {
             Some(id) => p.count_page_alloc(pfn, order, id),
-            None => p.count_page_alloc_controlled(pfn, order, tag.word()),
+            None => Profiler::count_page_alloc_controlled(pfn, order, tag, p),
         }
     }
 
@@ -373,10 +403,9 @@ impl Backend for Hooks {
     }
 
     fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize) {
-        let word = tag.map_or(0, Tag::word);
-        match SiteId::plain(word) {
+        match SiteId::plain(tag.map_or(0, Tag::word)) {
             Some(id) => p.count_obj_alloc(slot, id, size),
-            None => p.count_obj_alloc_controlled(slot, word, size),
+            None => Profiler::count_obj_alloc_controlled(slot, tag, size, p),
         }
     }
 

@@ -148,7 +148,7 @@ impl PageRefs {
     /// [`PageRefs::reference`]) names, if this registration made it: a
     /// partial free takes pages off it.
     pub(crate) fn reference_id(generation: u32, reference: u64) -> Option<SiteId> {
-        if (reference >> 32) as u32 != generation || generation == 0 {
+        if (reference >> 32) as u32 != generation {
             return None;
         }
         SiteId::new((reference & 0xffff) as u16)

@@ -18,10 +18,12 @@ pub(crate) fn encode(generation: u32, id: SiteId) -> u64 {
     (u64::from(generation) << 32) | u64::from(id.get())
 }
 
-/// The call site of slot value `v`, if registration `generation` wrote it.
+/// The call site of slot value `v`, if registration `generation` wrote it
+/// (`generation` is a profiler's: never 0, nor the kernel's record's ~0,
+/// see `Profiler::new`).
 #[inline(always)]
 pub(crate) fn decode(generation: u32, v: u64) -> Option<SiteId> {
-    if (v >> 32) as u32 != generation || generation == 0 {
+    if (v >> 32) as u32 != generation {
         return None;
     }
     SiteId::new((v & 0xffff) as u16)
