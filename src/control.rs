@@ -9,7 +9,8 @@
 //!   `[match-spec ...] flags-spec` commands (`;` or newline between them)
 //!   sets the flags of the call sites that match: `p` (profile: new
 //!   allocations are counted; memory counted before still leaves its
-//!   figure when freed), `s` (each allocation's call chain is kept) and
+//!   figure when freed; a site that loses it is `accurate:no` in format
+//!   2.0 from then on), `s` (each allocation's call chain is kept) and
 //!   `a` (its age is kept).  A bad command fails the write with `EINVAL`
 //!   and a message naming the bad word; nothing is changed then.
 //! - `stacks`: the live allocations watched with `s`, by call site and
@@ -376,7 +377,13 @@ fn apply(p: &Profiler, queries: &[Query<'_>]) -> Result {
         registry.for_each_tag(|id, tag| {
             if q.matches(&tag.site()) {
                 let old = SiteId::controlled(tag.word()).map_or(Flags::DEFAULT, |(_, f)| f);
-                tag.set_word(id.word(q.op.apply(old)));
+                let new = q.op.apply(old);
+                // Its figures miss what it allocates while not profiled
+                // (`accurate:no` in format 2.0), as after the sysctl's 0.
+                if !new.contains(Flags::PROFILE) {
+                    p.uncounted.set(id);
+                }
+                tag.set_word(id.word(new));
             }
         });
     }

@@ -8,7 +8,8 @@
  *   log and changes nothing (also when another command of the same write
  *   is good);
  * - p off: new allocations are not counted; those counted before leave
- *   their figures exactly when freed;
+ *   their figures exactly when freed; the call site is accurate:no in
+ *   /proc/allocinfo 2.0 from then on;
  * - s: one tagged helper called from two functions shows two chains, each
  *   with its own exact bytes and calls, the pid and name of this process,
  *   its caller in its frames; every chain goes when its memory is freed;
@@ -291,8 +292,10 @@ static void check_profile_flag(void)
 	if (ap_testsite_unit(site, &unit, &calls))
 		unit = -1;
 	ap_test_alloc(site, 4);
-	ksft_test_result(control("module allocprof_test func aptest_kmalloc_100 -p") == 0 &&
-			 flags_are(func, "_"), "-p: flags _\n");
+	ksft_test_result(!ap_site("allocprof_test", func).inaccurate &&
+			 control("module allocprof_test func aptest_kmalloc_100 -p") == 0 &&
+			 flags_are(func, "_") && ap_site("allocprof_test", func).inaccurate,
+			 "-p: flags _, accurate:no from now on\n");
 	ap_test_alloc(site, 6);
 	ksft_test_result(ap_expect(func, 4 * unit, 4), "-p: 6 new allocations not counted\n");
 	ap_test_free_n(site, 6);
@@ -303,7 +306,9 @@ static void check_profile_flag(void)
 	ap_test_alloc(site, 3);
 	ksft_test_result(ap_expect(func, 7 * unit, 7), "+p: counted again\n");
 	ap_test_free(site);
-	ksft_test_result(ap_expect(func, 0, 0), "all freed: 0/0, exactly\n");
+	ksft_test_result(ap_expect(func, 0, 0) && ap_site("allocprof_test", func).inaccurate &&
+			 !ap_site("allocprof_test", "aptest_kmalloc_3000").inaccurate,
+			 "all freed: 0/0, exactly; still accurate:no, its neighbour not\n");
 }
 
 /* Every test call site with s: its chains add up to its figures. */
@@ -399,7 +404,9 @@ int main(int argc, char **argv)
 		ksft_exit_skip("upstream's built-in profiler has no per-site control\n");
 	/* Checks: start, bad commands, matching, p, two callers, all sites, ages, end. */
 	ksft_set_plan(4 + 2 * ARRAY_SIZE(bad_commands) + 6 + 6 + 7 + 2 + 6 + 1);
-	if (ap_load(NULL))
+	/* Format 2.0, the test module loaded after allocprof: its sites accurate. */
+	ap_sh("rmmod allocprof_test 2>/dev/null");
+	if (ap_load("allocinfo_format=2.0"))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
 	snprintf(comm, sizeof(comm), "%s", basename(argv[0]));
 
