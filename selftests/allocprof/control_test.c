@@ -487,5 +487,6 @@ int main(int argc, char **argv)
 			 "every flag back as it was\n");
 	free(after);
 	free(before);
+	ap_sh("rmmod allocprof_test; rmmod allocprof");
 	ksft_finished();
 }
