@@ -365,14 +365,18 @@ impl DebugText for Control {
 
 /// Sets the flags of the call sites `queries` select, in order.
 fn apply(p: &Profiler, queries: &[Query<'_>]) -> Result {
-    let watching = queries.iter().any(|q| match q.op {
+    let mut registry = p.registry.lock();
+    // The watch table, if a command gives a call site `s` or `a`.
+    let mut watching = false;
+    for q in queries.iter().filter(|q| match q.op {
         Op::Add(f) | Op::Set(f) => f.watched(),
         Op::Remove(_) => false,
-    });
+    }) {
+        registry.for_each_tag(|_, tag| watching |= q.matches(&tag.site()));
+    }
     if watching {
         p.watch.prepare()?;
     }
-    let mut registry = p.registry.lock();
     for q in queries {
         registry.for_each_tag(|id, tag| {
             if q.matches(&tag.site()) {

@@ -427,10 +427,15 @@ impl Watch {
         Ok(())
     }
 
-    /// A new allocation of `bytes` at `site`, with `flags` (`s` or `a`
-    /// set): the id to store for it, if it could be watched.  Hooks only
-    /// (preemption is off).
+    /// A new allocation of `bytes` at `site`, with `flags`: the id to
+    /// store for it, if it is watched (`s` or `a`) and could be.  Hooks
+    /// only (preemption is off).
     pub(crate) fn start(&self, site: SiteId, flags: Flags, bytes: u64) -> Option<WatchId> {
+        // The caller read the flags from the tag, which a control write may
+        // have changed back to the default since the hook read it.
+        if !flags.watched() {
+            return None;
+        }
         let busy = self.busy.as_percpu_ptr();
         // SAFETY: `busy` is this profiler's live per-CPU `u64`; hooks run
         // with preemption off, so the CPU stays the same until the
