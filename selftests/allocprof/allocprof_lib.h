@@ -543,4 +543,86 @@ static inline void ap_check_bad_params(const char *const *bad, unsigned int n,
 	}
 }
 
+/* allocprof's per-site control (debugfs) and its stacks report. */
+#define AP_CONTROL "/sys/kernel/debug/allocprof/control"
+#define AP_STACKS "/sys/kernel/debug/allocprof/stacks"
+
+/* One record of the stacks file. */
+struct ap_chain {
+	long long bytes;
+	unsigned long long calls;
+	int pid;
+	char comm[32];
+	char first[256];	/* its first line */
+	char frames[2048];
+};
+
+/*
+ * The records of the stacks file whose first line has " func:<func> pid:",
+ * for the test module's call site func; returns how many (up to max).
+ */
+static inline int ap_chains_of(const char *func, struct ap_chain *out, int max)
+{
+	char key[96], *buf = ap_slurp(AP_STACKS, NULL), *line, *next;
+	struct ap_chain *cur = NULL;
+	int n = 0, in_record = 0;
+
+	if (!buf)
+		return -1;
+	snprintf(key, sizeof(key), " [allocprof_test] func:%s pid:", func);
+	/*
+	 * A record: its first line (after the header or a blank line), then
+	 * its frames, indented by four spaces, then a blank line.
+	 */
+	for (line = buf; line && *line; line = next) {
+		int first = !in_record;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		in_record = *line != '\0';
+		if (!*line || line[0] == '#') {
+			in_record = 0;
+			cur = NULL;
+		} else if (!first) {
+			size_t l;
+
+			if (!cur || strncmp(line, "    ", 4))
+				continue;
+			l = strlen(cur->frames);
+			snprintf(cur->frames + l, sizeof(cur->frames) - l, "%s\n", line + 4);
+		} else {
+			struct ap_chain c;
+			char *pid = strstr(line, " pid:");
+
+			memset(&c, 0, sizeof(c));
+			cur = NULL;
+			snprintf(c.first, sizeof(c.first), "%s", line);
+			if (strstr(line, key) && pid && n < max &&
+			    sscanf(line, "%lld %llu", &c.bytes, &c.calls) == 2 &&
+			    sscanf(pid, " pid:%d comm:%31[^\n]", &c.pid, c.comm) >= 1) {
+				out[n] = c;
+				cur = &out[n++];
+			}
+		}
+	}
+	free(buf);
+	return n;
+}
+
+/* Sums the chains of the test module's func; returns how many there are. */
+static inline int ap_chain_sum(const char *func, long long *bytes, unsigned long long *calls)
+{
+	struct ap_chain c[64];
+	int i, n = ap_chains_of(func, c, 64);
+
+	*bytes = 0;
+	*calls = 0;
+	for (i = 0; i < n && i < 64; i++) {
+		*bytes += c[i].bytes;
+		*calls += c[i].calls;
+	}
+	return n;
+}
+
 #endif /* ALLOCPROF_LIB_H */

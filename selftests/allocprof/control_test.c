@@ -25,10 +25,9 @@
 
 #include "allocprof_lib.h"
 
-#define AP_DEBUGFS "/sys/kernel/debug/allocprof"
-#define CONTROL AP_DEBUGFS "/control"
-#define STACKS AP_DEBUGFS "/stacks"
-#define AGES AP_DEBUGFS "/ages"
+#define CONTROL AP_CONTROL
+#define AGES "/sys/kernel/debug/allocprof/ages"
+#define STACKS AP_STACKS
 #define CALLERS AP_TESTDIR "/callers"
 
 /* A bad command and the word its message must name. */
@@ -111,84 +110,6 @@ static int count_lines(const char *path, const char *with)
 	return n;
 }
 
-/* One record of the stacks file. */
-struct chain {
-	long long bytes;
-	unsigned long long calls;
-	int pid;
-	char comm[32];
-	char first[256];	/* its first line */
-	char frames[2048];
-};
-
-/*
- * The records of the stacks file whose first line has " func:<func> pid:",
- * for the test module's call site func; returns how many (up to max).
- */
-static int chains_of(const char *func, struct chain *out, int max)
-{
-	char key[96], *buf = ap_slurp(STACKS, NULL), *line, *next;
-	struct chain *cur = NULL;
-	int n = 0, in_record = 0;
-
-	if (!buf)
-		return -1;
-	snprintf(key, sizeof(key), " [allocprof_test] func:%s pid:", func);
-	/*
-	 * A record: its first line (after the header or a blank line), then
-	 * its frames, indented by four spaces, then a blank line.
-	 */
-	for (line = buf; line && *line; line = next) {
-		int first = !in_record;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		in_record = *line != '\0';
-		if (!*line || line[0] == '#') {
-			in_record = 0;
-			cur = NULL;
-		} else if (!first) {
-			size_t l;
-
-			if (!cur || strncmp(line, "    ", 4))
-				continue;
-			l = strlen(cur->frames);
-			snprintf(cur->frames + l, sizeof(cur->frames) - l, "%s\n", line + 4);
-		} else {
-			struct chain c;
-			char *pid = strstr(line, " pid:");
-
-			memset(&c, 0, sizeof(c));
-			cur = NULL;
-			snprintf(c.first, sizeof(c.first), "%s", line);
-			if (strstr(line, key) && pid && n < max &&
-			    sscanf(line, "%lld %llu", &c.bytes, &c.calls) == 2 &&
-			    sscanf(pid, " pid:%d comm:%31[^\n]", &c.pid, c.comm) >= 1) {
-				out[n] = c;
-				cur = &out[n++];
-			}
-		}
-	}
-	free(buf);
-	return n;
-}
-
-/* Sums the chains of func; returns how many there are. */
-static int chain_sum(const char *func, long long *bytes, unsigned long long *calls)
-{
-	struct chain c[64];
-	int i, n = chains_of(func, c, 64);
-
-	*bytes = 0;
-	*calls = 0;
-	for (i = 0; i < n && i < 64; i++) {
-		*bytes += c[i].bytes;
-		*calls += c[i].calls;
-	}
-	return n;
-}
-
 /* The figures of func's age bucket label ("2-4s") in the ages file. */
 static int age_of(const char *func, const char *bucket, long long *bytes,
 		  unsigned long long *calls)
@@ -241,7 +162,7 @@ static int nothing_untracked(void)
 /* The two-caller helper: a and b chains with exact figures, own frames. */
 static void check_two_callers(long long unit, const char *comm)
 {
-	struct chain c[4];
+	struct ap_chain c[4];
 	int n, ia, ib;
 
 	ksft_test_result(control("func aptest_helper +s") == 0 && flags_are("aptest_helper", "ps"),
@@ -250,7 +171,7 @@ static void check_two_callers(long long unit, const char *comm)
 	ap_write_file(CALLERS, "b 3", 3);
 	ksft_test_result(ap_expect("aptest_helper", 8 * unit, 8),
 			 "allocinfo: one call site, 8 allocations\n");
-	n = chains_of("aptest_helper", c, 4);
+	n = ap_chains_of("aptest_helper", c, 4);
 	ia = n == 2 && c[0].calls == 5 ? 0 : 1;
 	ib = 1 - ia;
 	ksft_test_result(n == 2 && c[ia].bytes == 5 * unit && c[ia].calls == 5 &&
@@ -271,14 +192,14 @@ static void check_two_callers(long long unit, const char *comm)
 	/* -s: live chains stay until freed, new allocations get none. */
 	control("func aptest_helper -s");
 	ap_write_file(CALLERS, "a 2", 3);
-	n = chains_of("aptest_helper", c, 4);
+	n = ap_chains_of("aptest_helper", c, 4);
 	ksft_test_result(flags_are("aptest_helper", "p") &&
 			 ap_expect("aptest_helper", 10 * unit, 10) && n == 2 &&
 			 c[0].calls + c[1].calls == 8,
 			 "-s: new allocations counted, not watched; old chains stay\n");
 	ap_write_file(CALLERS, "free", 4);
 	ksft_test_result(ap_expect("aptest_helper", 0, 0) &&
-			 chains_of("aptest_helper", c, 4) == 0,
+			 ap_chains_of("aptest_helper", c, 4) == 0,
 			 "free: the call site at 0/0, its chains gone\n");
 }
 
@@ -332,7 +253,7 @@ static int check_all_sites(void)
 		snprintf(func, sizeof(func), "aptest_%.31s", sites[i].name);
 		f = ap_site("allocprof_test", func);
 		if (ap_unit(&sites[i], &unit, &ucalls) || live <= 0 ||
-		    chain_sum(func, &bytes, &calls) <= 0 || f.found != 1 ||
+		    ap_chain_sum(func, &bytes, &calls) <= 0 || f.found != 1 ||
 		    f.bytes != bytes || f.calls != calls ||
 		    bytes != live * unit || calls != live * ucalls) {
 			ksft_print_msg("%s: chains %lld/%llu, allocinfo %lld/%llu, %ld live of %lld\n",
@@ -349,7 +270,7 @@ static int check_all_sites(void)
 		unsigned long long calls;
 
 		snprintf(func, sizeof(func), "aptest_%.31s", sites[i].name);
-		if (chain_sum(func, &bytes, &calls) != 0 || !ap_expect(func, 0, 0)) {
+		if (ap_chain_sum(func, &bytes, &calls) != 0 || !ap_expect(func, 0, 0)) {
 			ksft_print_msg("%s: chains left after the frees\n", func);
 			ok = 0;
 		}

@@ -7,9 +7,15 @@
  *
  * Every read must be well formed (the header, then lines of upstream's
  * format, none with a negative figure), whether the module stays or goes
- * while it is read.  After the last load the storm goes on for two more
- * rounds with profiling on: then each call site must show exactly what is
- * live at it, and 0 bytes / 0 calls once it is all freed.
+ * while it is read.  On every load the test module's call sites also get
+ * other per-site flags (s and a, s, or the default, in turn: never -p,
+ * which would make their figures miss allocations on purpose) while the
+ * workers allocate, so watched allocations are made, freed and left
+ * behind by unloads.  After the last load, with s and a on every test
+ * call site, the storm goes on for two more rounds with profiling on:
+ * then each call site must show exactly what is live at it, its chains in
+ * the stacks report must add up to that, and 0 bytes / 0 calls and no
+ * chain once it is all freed.
  *
  * Where the kernel has fault injection (the debug flavour): insmod of
  * allocprof with 10 % of its slab and page allocations failing, then with
@@ -39,6 +45,15 @@
 #define MAX_SITES 32
 #define FAULT_DIR "/sys/kernel/debug"
 #define FAULT_TIMES 1000000
+/* The test results of one storm. */
+#define STORM_RESULTS 8
+
+/* The per-site flags a load gives the test call sites, in turn. */
+static const char *const watch_commands[] = {
+	"module allocprof_test +sa",
+	"module allocprof_test -a",
+	"module allocprof_test =p",
+};
 
 /* What the processes of a storm count, in memory shared with them. */
 struct storm {
@@ -283,6 +298,37 @@ static int sites_exact(const char *when)
 	return ok;
 }
 
+/*
+ * Every site's chains in the stacks report add up to its figures in
+ * /proc/allocinfo (none left if freed), and nothing went untracked; 1 if so.
+ */
+static int chains_exact(const char *when, int freed)
+{
+	char *stacks = ap_slurp(AP_STACKS, NULL);
+	int ok = stacks && strstr(stacks, "; not tracked: 0 (table full), 0 (nested)\n");
+
+	if (!ok)
+		ksft_print_msg("%s: %.300s\n", when, stacks ? stacks : "no stacks report");
+	free(stacks);
+	for (int s = 0; ok && s < nsites; s++) {
+		char func[64];
+		long long bytes;
+		unsigned long long calls;
+		struct ap_fig f;
+		int n;
+
+		snprintf(func, sizeof(func), "aptest_%.31s", sites[s].name);
+		n = ap_chain_sum(func, &bytes, &calls);
+		f = ap_site("allocprof_test", func);
+		if (n < 0 || (freed && n) || f.bytes != bytes || f.calls != calls) {
+			ksft_print_msg("%s: %s: %d chains, %lld bytes %llu calls; allocinfo %lld %llu\n",
+				       when, func, n, bytes, calls, f.bytes, f.calls);
+			ok = 0;
+		}
+	}
+	return ok;
+}
+
 static int free_all(void)
 {
 	int ok = 1;
@@ -375,6 +421,11 @@ static void storm(const char *name, int cycles, int faults)
 			err = set_sysctl("0");
 		if (!err)
 			err = set_sysctl("1");
+		if (!err) {
+			const char *cmd = watch_commands[c % ARRAY_SIZE(watch_commands)];
+
+			err = ap_write_file(AP_CONTROL, cmd, strlen(cmd));
+		}
 		/* Every tenth load: unload only once a reader opened the file. */
 		if (!err && c % 10 == 0)
 			wait_read(st);
@@ -387,8 +438,14 @@ static void storm(const char *name, int cycles, int faults)
 				rmmod();
 		}
 	}
-	/* The last load: profiling stays on for two rounds of every worker. */
-	loaded = insmod("") == 0;
+	/*
+	 * The last load: profiling stays on, and every test call site watched,
+	 * for two rounds of every worker: each round frees all that is live at
+	 * every site, so what is live after them was allocated, and watched,
+	 * after the command.
+	 */
+	loaded = insmod("") == 0 &&
+		 ap_write_file(AP_CONTROL, watch_commands[0], strlen(watch_commands[0])) == 0;
 	if (loaded)
 		wait_ok = two_more_rounds(st, workers);
 	st->stop = 1;
@@ -435,8 +492,10 @@ static void storm(const char *name, int cycles, int faults)
 			 name, lines);
 	ksft_test_result(loaded && sites_exact(name),
 			 "%s: after it, every site shows exactly what is live\n", name);
-	ksft_test_result(free_all() && sites_exact(name),
-			 "%s: all freed, every site reads 0 bytes, 0 calls\n", name);
+	ksft_test_result(loaded && chains_exact(name, 0),
+			 "%s: every site's chains add up to its figures\n", name);
+	ksft_test_result(free_all() && sites_exact(name) && chains_exact(name, 1),
+			 "%s: all freed, every site reads 0 bytes, 0 calls, no chain\n", name);
 	total_cycles += cycles;
 	total_allocations += allocs;
 	total_reads += reads + cut;
@@ -727,7 +786,7 @@ int main(void)
 	ksft_print_header();
 	have_faults = !access(FAULT_DIR "/failslab/probability", W_OK) &&
 		      !access(FAULT_DIR "/fail_page_alloc/probability", W_OK);
-	ksft_set_plan(7 + 2 + 2 + 7 + 1);
+	ksft_set_plan(STORM_RESULTS + 2 + 2 + STORM_RESULTS + 1);
 	uname(&u);
 	snprintf(path, sizeof(path), "/lib/modules/%s/extra/allocprof.ko", u.release);
 	module_fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -763,7 +822,7 @@ int main(void)
 
 	if (!have_faults) {
 		ksft_print_msg("no fault injection in this kernel (debug flavour only)\n");
-		for (s = 0; s < 9; s++)
+		for (s = 0; s < 2 + STORM_RESULTS; s++)
 			ksft_test_result_skip("fault injection: needs CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC\n");
 	} else {
 		if (faults_setup("failslab") || faults_setup("fail_page_alloc"))
