@@ -24,9 +24,10 @@
 use core::fmt::Write;
 use kernel::{error::Result, prelude::*};
 
+use crate::counters::Totals;
 use crate::sys::backend::{Site, Tag};
 use crate::sys::debugfs::{DebugDir, DebugText, Text};
-use crate::tags::{BStr, Flags, SiteId};
+use crate::tags::{write_figures, BStr, Flags, Registry, SiteId};
 use crate::watch::{self, AgeRow, ChainRow};
 use crate::{with_profiler, Profiler};
 
@@ -308,20 +309,6 @@ impl Query<'_> {
     }
 }
 
-/// Writes `file:line`, ` [module]` for a module's call site, and
-/// ` func:name`: the call-site part of an allocinfo line.
-fn write_site(out: &mut Text, site: &Site<'_>) {
-    out.write(site.file);
-    let _ = write!(out, ":{}", site.line);
-    if let Some(module) = site.module {
-        out.write(b" [");
-        out.write(module);
-        out.write(b"]");
-    }
-    out.write(b" func:");
-    out.write(site.function);
-}
-
 /// The control file.
 pub(crate) struct Control;
 
@@ -414,14 +401,18 @@ impl DebugText for Stacks {
     }
 }
 
-fn write_chain(
-    out: &mut Text,
-    registry: &mut crate::tags::Registry,
-    row: &ChainRow,
-    frames: &mut [u8],
-) {
-    let _ = write!(out, "{:12} {:8} ", row.bytes as i64, row.calls);
-    registry.with_site(row.site, |site, _, _| write_site(out, site));
+/// A report line's start: the figures and the call site, as in
+/// `/proc/allocinfo`.
+fn write_site_figures(out: &mut Text, registry: &mut Registry, id: SiteId, bytes: u64, calls: u64) {
+    let totals = Totals {
+        bytes: bytes as i64,
+        calls,
+    };
+    registry.with_site(id, |site, _, _| write_figures(out, totals, site));
+}
+
+fn write_chain(out: &mut Text, registry: &mut Registry, row: &ChainRow, frames: &mut [u8]) {
+    write_site_figures(out, registry, row.site, row.bytes, row.calls);
     let _ = write!(out, " pid:{} comm:", row.task.pid);
     out.write(row.task.name());
     out.write(b"\n");
@@ -450,9 +441,8 @@ impl DebugText for Ages {
     }
 }
 
-fn write_age(out: &mut Text, registry: &mut crate::tags::Registry, row: &AgeRow) {
-    let _ = write!(out, "{:12} {:8} ", row.bytes as i64, row.calls);
-    registry.with_site(row.site, |site, _, _| write_site(out, site));
+fn write_age(out: &mut Text, registry: &mut Registry, row: &AgeRow) {
+    write_site_figures(out, registry, row.site, row.bytes, row.calls);
     out.write(b" age:");
     watch::write_age_label(out, row.bucket);
     out.write(b"\n");

@@ -25,6 +25,7 @@ use crate::counters::{Counters, SectionCounters, Totals, BLOCK_IDS};
 use crate::procfs::Format;
 use crate::sys::backend::{Site, Tag, TagSection};
 use crate::sys::procfs::SeqFile;
+use crate::sys::Output;
 
 /// A call site's compact id: what its tag, the slots of its objects and the
 /// back-references of its pages hold.  16 bits, so that a page's
@@ -708,18 +709,25 @@ impl core::fmt::Display for BStr<'_> {
 /// `" accurate:no"` if asked for (format 2.0), then `" \n"`, as upstream's
 /// `alloc_tag_to_text()`.
 fn write_line(out: &mut SeqFile, totals: Totals, site: &Site<'_>, inaccurate: bool) {
-    let _ = write!(out, "{:12} {:8} ", totals.bytes, totals.calls);
-    out.write(site.file);
-    let _ = write!(out, ":{}", site.line);
-    if let Some(module) = site.module {
-        out.write(b" [");
-        out.write(module);
-        out.write(b"]");
-    }
-    out.write(b" func:");
-    out.write(site.function);
+    write_figures(out, totals, site);
     if inaccurate {
         out.write(b" accurate:no");
     }
     out.write(b" \n");
+}
+
+/// The start of a `/proc/allocinfo` line, which the per-site reports
+/// share: `"%12lli %8llu "`, then `file:line`, ` [module]` for a module's
+/// call site, and ` func:name`.
+pub(crate) fn write_figures(out: &mut impl Output, totals: Totals, site: &Site<'_>) {
+    let _ = write!(out, "{:12} {:8} ", totals.bytes, totals.calls);
+    out.put(site.file);
+    let _ = write!(out, ":{}", site.line);
+    if let Some(module) = site.module {
+        out.put(b" [");
+        out.put(module);
+        out.put(b"]");
+    }
+    out.put(b" func:");
+    out.put(site.function);
 }

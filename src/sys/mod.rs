@@ -24,3 +24,22 @@ pub(crate) mod sync;
 pub(crate) mod sysctl;
 pub(crate) mod task;
 pub(crate) mod uapi;
+
+/// Text being made for user space, a `seq_file` or a debugfs file's text:
+/// names as the bytes they are, figures through `core::fmt::Write`.
+pub(crate) trait Output: core::fmt::Write {
+    /// Appends `bytes` as they are.
+    fn put(&mut self, bytes: &[u8]);
+}
+
+impl Output for procfs::SeqFile {
+    fn put(&mut self, bytes: &[u8]) {
+        self.write(bytes)
+    }
+}
+
+impl Output for debugfs::Text {
+    fn put(&mut self, bytes: &[u8]) {
+        self.write(bytes)
+    }
+}
