@@ -3,6 +3,7 @@
 //! line, which has `/proc/allocinfo`'s grammar, and the report of a malformed
 //! line, which says what was expected.
 
+use crate::parse::shown_text;
 use crate::record::Record;
 use std::fmt;
 
@@ -91,14 +92,6 @@ impl fmt::Display for Malformed {
     /// `line N: malformed line (expected X, found "Y"): "TEXT"`, like the
     /// reports of the `/proc/allocinfo` parser.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const MAX: usize = 120;
-        let text: String = if self.text.chars().count() > MAX {
-            let mut t: String = self.text.chars().take(MAX).collect();
-            t.push('…');
-            t
-        } else {
-            self.text.clone()
-        };
         write!(
             f,
             "line {}: malformed line (expected {}",
@@ -109,7 +102,7 @@ impl fmt::Display for Malformed {
             Found::EndOfLine => write!(f, ", found the end of the line")?,
             Found::Line => {}
         }
-        write!(f, "): {text:?}")
+        write!(f, "): {:?}", shown_text(&self.text))
     }
 }
 

@@ -60,20 +60,27 @@ pub struct ParseIssue {
     pub text: String,
 }
 
+/// A malformed line as its report shows it: the first 120 characters, and
+/// `…` when there are more.
+pub(crate) fn shown_text(text: &str) -> String {
+    const MAX: usize = 120;
+    if text.chars().count() > MAX {
+        let mut t: String = text.chars().take(MAX).collect();
+        t.push('…');
+        t
+    } else {
+        text.to_string()
+    }
+}
+
 impl fmt::Display for ParseIssue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const MAX: usize = 120;
-        let text: String = if self.text.chars().count() > MAX {
-            let mut t: String = self.text.chars().take(MAX).collect();
-            t.push('…');
-            t
-        } else {
-            self.text.clone()
-        };
         write!(
             f,
             "line {}: malformed line ({}): {:?}",
-            self.line_no, self.kind, text
+            self.line_no,
+            self.kind,
+            shown_text(&self.text)
         )
     }
 }
