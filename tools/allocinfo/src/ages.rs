@@ -15,7 +15,7 @@
 //! last, open bucket, ` age:>=LOs`. `#` lines are comments. Malformed lines
 //! are reported with their number and what was expected, and skipped.
 
-use crate::debugfs::{need_field, parse_site, site_prefix, split_field, Bad, Expected, Found};
+use crate::debugfs::{need_field, parse_site, split_field, Bad, Expected, Found};
 use crate::debugfs::{Malformed, STATS_PREFIX};
 use crate::record::{Record, SiteKey};
 use std::collections::HashMap;
@@ -70,7 +70,7 @@ pub struct AgeLine {
 impl AgeLine {
     /// The line as the kernel prints it, with its newline.
     pub fn to_line(&self) -> String {
-        format!("{} age:{}\n", site_prefix(&self.site), self.bucket)
+        format!("{} age:{}\n", self.site.site_prefix(), self.bucket)
     }
 }
 

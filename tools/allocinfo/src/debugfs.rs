@@ -184,19 +184,6 @@ pub(crate) fn parse_site(line: &str) -> Result<(Record, &str), Bad> {
     ))
 }
 
-/// The call-site part of a line as the kernel prints it (no trailing space).
-pub(crate) fn site_prefix(r: &Record) -> String {
-    let mut s = format!("{:>12} {:>8} {}:{}", r.bytes, r.calls, r.file, r.line);
-    if let Some(m) = &r.module {
-        s.push_str(" [");
-        s.push_str(m);
-        s.push(']');
-    }
-    s.push_str(" func:");
-    s.push_str(&r.func);
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,7 +199,7 @@ mod tests {
         );
         assert_eq!((r.func.as_str(), rest), ("f", " pid:1 comm:x y"));
         assert_eq!(
-            site_prefix(&r),
+            r.site_prefix(),
             "        2560        5 a/b.c:351 [m_x] func:f"
         );
         let (r, rest) = parse_site("-1 0 mm/x.c:2 func:g").unwrap();

@@ -65,9 +65,10 @@ impl Record {
         self.module.as_deref().unwrap_or(BUILTIN_LABEL)
     }
 
-    /// Format this record exactly as the kernel prints it
-    /// (`"%12lli %8llu "`, tag info, trailing space, newline).
-    pub fn to_line(&self) -> String {
+    /// The call-site part of the line as the kernel prints it: `"%12lli %8llu "`,
+    /// `file:line`, ` [module]` for loadable modules only, ` func:NAME`; no
+    /// extra pairs, no trailing space. allocprof's debugfs lines start with it.
+    pub(crate) fn site_prefix(&self) -> String {
         let mut s = format!(
             "{:>12} {:>8} {}:{}",
             self.bytes, self.calls, self.file, self.line
@@ -79,6 +80,13 @@ impl Record {
         }
         s.push_str(" func:");
         s.push_str(&self.func);
+        s
+    }
+
+    /// Format this record exactly as the kernel prints it
+    /// (`"%12lli %8llu "`, tag info, trailing space, newline).
+    pub fn to_line(&self) -> String {
+        let mut s = self.site_prefix();
         for (k, v) in &self.extra {
             s.push(' ');
             s.push_str(k);

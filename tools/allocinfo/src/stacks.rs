@@ -22,8 +22,7 @@
 //! is malformed is skipped with its frames.
 
 use crate::debugfs::{
-    is_blank, keyed, need_field, parse_site, site_prefix, Bad, Expected, Found, Malformed,
-    STATS_PREFIX,
+    is_blank, keyed, need_field, parse_site, Bad, Expected, Found, Malformed, STATS_PREFIX,
 };
 use crate::record::Record;
 
@@ -48,7 +47,7 @@ impl StackRecord {
     pub fn to_text(&self) -> String {
         let mut s = format!(
             "{} pid:{} comm:{}\n",
-            site_prefix(&self.site),
+            self.site.site_prefix(),
             self.pid,
             self.comm
         );
