@@ -15,8 +15,8 @@
 //! last, open bucket, ` age:>=LOs`. `#` lines are comments. Malformed lines
 //! are reported with their number and what was expected, and skipped.
 
+use crate::debugfs::{comment_line, Malformed};
 use crate::debugfs::{need_field, parse_site, split_field, Bad, Expected, Found};
-use crate::debugfs::{Malformed, STATS_PREFIX};
 use crate::record::{Record, SiteKey};
 use std::collections::HashMap;
 use std::fmt;
@@ -105,10 +105,7 @@ pub fn parse_ages(input: &str) -> ParsedAges {
         if line.trim().is_empty() {
             continue;
         }
-        if line.starts_with('#') {
-            if out.stats.is_none() && line.starts_with(STATS_PREFIX) {
-                out.stats = Some(line.trim_end().to_string());
-            }
+        if comment_line(line, &mut out.stats) {
             continue;
         }
         match parse_age_line(line) {

@@ -1,7 +1,8 @@
 //! What the parsers of allocprof's debugfs files (`/sys/kernel/debug/allocprof/`,
 //! see [`crate::stacks`] and [`crate::ages`]) share: the call-site part of a
-//! line, which has `/proc/allocinfo`'s grammar, and the report of a malformed
-//! line, which says what was expected.
+//! line, which has `/proc/allocinfo`'s grammar, the comment lines with the
+//! statistics line among them, and the report of a malformed line, which
+//! says what was expected.
 
 use crate::parse::shown_text;
 use crate::record::Record;
@@ -104,6 +105,18 @@ impl fmt::Display for Malformed {
         }
         write!(f, "): {:?}", shown_text(&self.text))
     }
+}
+
+/// Is `line` a comment (`#`)? The first statistics line (`# tracked:`) is
+/// kept in `stats`, without trailing white space.
+pub(crate) fn comment_line(line: &str, stats: &mut Option<String>) -> bool {
+    if !line.starts_with('#') {
+        return false;
+    }
+    if stats.is_none() && line.starts_with(STATS_PREFIX) {
+        *stats = Some(line.trim_end().to_string());
+    }
+    true
 }
 
 /// Why a line did not parse (the line number and text are added by the caller).

@@ -22,7 +22,7 @@
 //! is malformed is skipped with its frames.
 
 use crate::debugfs::{
-    is_blank, keyed, need_field, parse_site, Bad, Expected, Found, Malformed, STATS_PREFIX,
+    comment_line, is_blank, keyed, need_field, parse_site, Bad, Expected, Found, Malformed,
 };
 use crate::record::Record;
 
@@ -145,10 +145,7 @@ pub fn parse_stacks(input: &str) -> ParsedStacks {
             }
             continue;
         }
-        if line.starts_with('#') {
-            if out.stats.is_none() && line.starts_with(STATS_PREFIX) {
-                out.stats = Some(line.trim_end().to_string());
-            }
+        if comment_line(line, &mut out.stats) {
             continue;
         }
         state = match state {
