@@ -92,9 +92,9 @@ enum Cmd {
     Ages(AgesArgs),
 }
 
-/// Filters and parse options shared by the read commands.
+/// The choice of call sites by name, shared by all the read commands.
 #[derive(Args, Debug, Clone)]
-struct FilterArgs {
+struct SiteArgs {
     /// Only call sites of module NAME (repeatable; `built-in` selects code that is not a module).
     #[arg(long, value_name = "NAME")]
     module: Vec<String>,
@@ -108,6 +108,21 @@ struct FilterArgs {
     /// Only call sites at source line N (repeatable).
     #[arg(long, value_name = "N")]
     line: Vec<u32>,
+}
+
+impl SiteArgs {
+    fn filter(&self) -> Result<Filter> {
+        Ok(Filter::new(&self.module, &self.file, &self.func)
+            .context("invalid filter")?
+            .with_lines(&self.line))
+    }
+}
+
+/// Filters and parse options shared by the read commands.
+#[derive(Args, Debug, Clone)]
+struct FilterArgs {
+    #[command(flatten)]
+    site: SiteArgs,
     /// Only kernel lines with at least B bytes allocated (before lines of one site are
     /// summed; the kernel's MIN_SIZE). Same units as --min-bytes.
     #[arg(long, value_name = "B", value_parser = parse_size_u64)]
@@ -146,9 +161,9 @@ impl FilterArgs {
             (_, true) => Some(false),
             _ => None,
         };
-        Ok(Filter::new(&self.module, &self.file, &self.func)
-            .context("invalid filter")?
-            .with_lines(&self.line)
+        Ok(self
+            .site
+            .filter()?
             .with_sizes(self.min_size, self.max_size)
             .with_accurate(accurate))
     }
@@ -157,33 +172,14 @@ impl FilterArgs {
 /// The filters of the commands that read allocprof's debugfs files.
 #[derive(Args, Debug, Clone)]
 struct SiteFilterArgs {
-    /// Only call sites of module NAME (repeatable; `built-in` selects code that is not a module).
-    #[arg(long, value_name = "NAME")]
-    module: Vec<String>,
-    /// Only call sites whose source file matches GLOB (repeatable), e.g. 'mm/*' or
-    /// 'drivers/net/**'. `*` also matches `/`.
-    #[arg(long, value_name = "GLOB", value_parser = parse_glob)]
-    file: Vec<String>,
-    /// Only call sites in function NAME (repeatable; globs such as 'kmalloc*' allowed).
-    #[arg(long, value_name = "NAME", value_parser = parse_glob)]
-    func: Vec<String>,
-    /// Only call sites at source line N (repeatable).
-    #[arg(long, value_name = "N")]
-    line: Vec<u32>,
+    #[command(flatten)]
+    site: SiteArgs,
     /// Hide rows below B bytes. Plain integer or IEC suffix: 4096, 4K, 1M, 2MiB, 1.5G.
     #[arg(long, value_name = "B", value_parser = parse_size_arg)]
     min_bytes: Option<i64>,
     /// Fail with exit status 3 on malformed input lines instead of warning and skipping them.
     #[arg(long)]
     strict: bool,
-}
-
-impl SiteFilterArgs {
-    fn filter(&self) -> Result<Filter> {
-        Ok(Filter::new(&self.module, &self.file, &self.func)
-            .context("invalid filter")?
-            .with_lines(&self.line))
-    }
 }
 
 /// Reading the running kernel instead of a FILE.
@@ -819,7 +815,7 @@ fn append_stats(out: &mut String, stats: Option<&str>, table: bool, verbose: boo
 }
 
 fn cmd_stacks(a: StacksArgs, verbose: bool) -> Result<()> {
-    let filter = a.filter.filter()?;
+    let filter = a.filter.site.filter()?;
     let name = display_name(&a.input);
     let parsed = stacks::parse_stacks_bytes(&read_debugfs(&a.input)?);
     report_issues(&parsed.issues, &name, a.filter.strict)?;
@@ -855,7 +851,7 @@ fn cmd_stacks(a: StacksArgs, verbose: bool) -> Result<()> {
 }
 
 fn cmd_ages(a: AgesArgs, verbose: bool) -> Result<()> {
-    let filter = a.filter.filter()?;
+    let filter = a.filter.site.filter()?;
     let name = display_name(&a.input);
     let parsed = ages::parse_ages_bytes(&read_debugfs(&a.input)?);
     report_issues(&parsed.issues, &name, a.filter.strict)?;
