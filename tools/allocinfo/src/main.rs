@@ -16,6 +16,7 @@ use allocinfo::units::parse_size;
 use anyhow::{bail, Context, Result};
 use chrono::{DateTime, Utc};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::fmt::Display;
 use std::io::{self, Read, Write};
@@ -702,14 +703,16 @@ fn load_file(path: &str, f: &FilterArgs) -> Result<Vec<Record>> {
     load(&Input::File(path.to_string()), f)
 }
 
+/// The order of the biggest first: by `by`, then by the other count.
+fn biggest_first(by: SortKey, a: &Record, b: &Record) -> Ordering {
+    match by {
+        SortKey::Bytes => b.bytes.cmp(&a.bytes).then(b.calls.cmp(&a.calls)),
+        SortKey::Calls => b.calls.cmp(&a.calls).then(b.bytes.cmp(&a.bytes)),
+    }
+}
+
 fn sort_sites(records: &mut [Record], by: SortKey) {
-    records.sort_by(|a, b| {
-        let primary = match by {
-            SortKey::Bytes => b.bytes.cmp(&a.bytes).then(b.calls.cmp(&a.calls)),
-            SortKey::Calls => b.calls.cmp(&a.calls).then(b.bytes.cmp(&a.bytes)),
-        };
-        primary.then_with(|| a.key().cmp(&b.key()))
-    });
+    records.sort_by(|a, b| biggest_first(by, a, b).then_with(|| a.key().cmp(&b.key())));
 }
 
 fn limit<T>(v: &mut Vec<T>, n: usize) {
@@ -832,13 +835,7 @@ fn cmd_stacks(a: StacksArgs, verbose: bool) -> Result<()> {
             .fold(0i64, |s, r| s.saturating_add(r.site.bytes)),
     };
     // Stable: chains that tie keep the kernel's order.
-    rows.sort_by(|x, y| {
-        let (x, y) = (&x.site, &y.site);
-        match a.by {
-            SortKey::Bytes => y.bytes.cmp(&x.bytes).then(y.calls.cmp(&x.calls)),
-            SortKey::Calls => y.calls.cmp(&x.calls).then(y.bytes.cmp(&x.bytes)),
-        }
-    });
+    rows.sort_by(|x, y| biggest_first(a.by, &x.site, &y.site));
     limit(&mut rows, a.n);
     let mut out = output::render_stacks(&rows, summary, a.frames, a.format)?;
     append_stats(
@@ -878,16 +875,8 @@ fn cmd_ages(a: AgesArgs, verbose: bool) -> Result<()> {
     };
     sites.sort_by(|x, y| {
         let primary = match a.by {
-            AgesSortKey::Bytes => y
-                .site
-                .bytes
-                .cmp(&x.site.bytes)
-                .then(y.site.calls.cmp(&x.site.calls)),
-            AgesSortKey::Calls => y
-                .site
-                .calls
-                .cmp(&x.site.calls)
-                .then(y.site.bytes.cmp(&x.site.bytes)),
+            AgesSortKey::Bytes => biggest_first(SortKey::Bytes, &x.site, &y.site),
+            AgesSortKey::Calls => biggest_first(SortKey::Calls, &x.site, &y.site),
             AgesSortKey::Age => {
                 let oldest = |s: &AgeSite| s.oldest().map(|b| (b.bucket, b.bytes));
                 oldest(y)
