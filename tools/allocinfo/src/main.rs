@@ -732,10 +732,7 @@ fn top_sites(
     if let Some(min) = f.min_bytes {
         recs.retain(|r| r.bytes >= min);
     }
-    let summary = TopSummary {
-        sites: recs.len(),
-        bytes: recs.iter().fold(0i64, |a, r| a.saturating_add(r.bytes)),
-    };
+    let summary = TopSummary::of(&recs);
     sort_sites(&mut recs, by);
     limit(&mut recs, n);
     Ok((recs, summary))
@@ -828,12 +825,7 @@ fn cmd_stacks(a: StacksArgs, verbose: bool) -> Result<()> {
         .filter(|r| filter.matches(&r.site))
         .filter(|r| a.filter.min_bytes.is_none_or(|m| r.site.bytes >= m))
         .collect();
-    let summary = TopSummary {
-        sites: rows.len(),
-        bytes: rows
-            .iter()
-            .fold(0i64, |s, r| s.saturating_add(r.site.bytes)),
-    };
+    let summary = TopSummary::of(rows.iter().map(|r| &r.site));
     // Stable: chains that tie keep the kernel's order.
     rows.sort_by(|x, y| biggest_first(a.by, &x.site, &y.site));
     limit(&mut rows, a.n);
@@ -867,12 +859,7 @@ fn cmd_ages(a: AgesArgs, verbose: bool) -> Result<()> {
     if let Some(min) = a.filter.min_bytes {
         sites.retain(|s| s.site.bytes >= min);
     }
-    let summary = TopSummary {
-        sites: sites.len(),
-        bytes: sites
-            .iter()
-            .fold(0i64, |t, s| t.saturating_add(s.site.bytes)),
-    };
+    let summary = TopSummary::of(sites.iter().map(|s| &s.site));
     sites.sort_by(|x, y| {
         let primary = match a.by {
             AgesSortKey::Bytes => biggest_first(SortKey::Bytes, &x.site, &y.site),

@@ -134,6 +134,30 @@ pub struct TopSummary {
     pub bytes: i64,
 }
 
+impl TopSummary {
+    /// The number of `sites` and their total bytes.
+    pub fn of<'a>(sites: impl IntoIterator<Item = &'a Record>) -> TopSummary {
+        sites
+            .into_iter()
+            .fold(TopSummary { sites: 0, bytes: 0 }, |t, r| TopSummary {
+                sites: t.sites + 1,
+                bytes: t.bytes.saturating_add(r.bytes),
+            })
+    }
+}
+
+/// The last line of the tables of `top`, `stacks` and `ages`, without its
+/// newline: the `shown` rows out of `summary`'s (those before `-n`).
+fn shown_of_total(shown: TopSummary, summary: TopSummary, what: &str) -> String {
+    format!(
+        "{} of {} {what}, {} of {} total",
+        shown.sites,
+        summary.sites,
+        format_iec(shown.bytes),
+        format_iec(summary.bytes)
+    )
+}
+
 #[derive(Serialize)]
 struct TopJsonRow<'a> {
     rank: usize,
@@ -186,13 +210,10 @@ pub fn render_top(rows: &[Record], summary: TopSummary, fmt: Format) -> Result<S
                 }
                 t.add_row(row);
             }
-            let shown: i64 = rows.iter().fold(0i64, |a, r| a.saturating_add(r.bytes));
+            let shown = TopSummary::of(rows);
             Ok(format!(
-                "{t}\n{} of {} call sites, {} of {} total\n",
-                rows.len(),
-                summary.sites,
-                format_iec(shown),
-                format_iec(summary.bytes)
+                "{t}\n{}\n",
+                shown_of_total(shown, summary, "call sites")
             ))
         }
         Format::Json => {
@@ -666,15 +687,10 @@ pub fn render_stacks(
                     frames_cell(&r.frames, frames),
                 ]);
             }
-            let shown: i64 = rows
-                .iter()
-                .fold(0i64, |a, r| a.saturating_add(r.site.bytes));
+            let shown = TopSummary::of(rows.iter().map(|r| &r.site));
             Ok(format!(
-                "{t}\n{} of {} call chains, {} of {} total\n",
-                rows.len(),
-                summary.sites,
-                format_iec(shown),
-                format_iec(summary.bytes)
+                "{t}\n{}\n",
+                shown_of_total(shown, summary, "call chains")
             ))
         }
         StacksFormat::Json => {
@@ -827,19 +843,14 @@ pub fn render_ages(
                     t.add_row(row);
                 }
             }
-            let shown: i64 = sites
-                .iter()
-                .fold(0i64, |a, s| a.saturating_add(s.site.bytes));
+            let shown = TopSummary::of(sites.iter().map(|s| &s.site));
             let aged = match min_age {
                 Some(m) => format!(", only allocations at least {m}s old"),
                 None => String::new(),
             };
             Ok(format!(
-                "{t}\n{} of {} call sites, {} of {} total{aged}\n",
-                sites.len(),
-                summary.sites,
-                format_iec(shown),
-                format_iec(summary.bytes)
+                "{t}\n{}{aged}\n",
+                shown_of_total(shown, summary, "call sites")
             ))
         }
         Format::Json => {
