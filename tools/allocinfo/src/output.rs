@@ -123,6 +123,49 @@ fn to_json<T: Serialize + ?Sized>(v: &T) -> Result<String> {
     Ok(s)
 }
 
+/// The first columns of the tables of `top`, `stacks` and `ages`, whose
+/// cells [`site_cells`] gives.
+const SITE_COLUMNS: [&str; 6] = ["#", "Bytes", "Calls", "Location", "Module", "Function"];
+
+/// The first cells of a row of `top`, `stacks` or `ages`: the rank and the site.
+fn site_cells(rank: usize, r: &Record) -> Vec<String> {
+    vec![
+        rank.to_string(),
+        format_iec(r.bytes),
+        r.calls.to_string(),
+        format!("{}:{}", r.file, r.line),
+        r.module_label().to_string(),
+        r.func.clone(),
+    ]
+}
+
+/// The first members of a JSON object of `top`, `stacks` or `ages`: the
+/// rank and the site.
+#[derive(Serialize)]
+struct SiteJson<'a> {
+    rank: usize,
+    bytes: i64,
+    calls: u64,
+    file: &'a str,
+    line: u32,
+    module: Option<&'a str>,
+    func: &'a str,
+}
+
+impl<'a> SiteJson<'a> {
+    fn new(rank: usize, r: &'a Record) -> Self {
+        SiteJson {
+            rank,
+            bytes: r.bytes,
+            calls: r.calls,
+            file: &r.file,
+            line: r.line,
+            module: r.module.as_deref(),
+            func: &r.func,
+        }
+    }
+}
+
 // ---------------------------------------------------------------- top
 
 /// Summary line data for `top`.
@@ -160,13 +203,8 @@ fn shown_of_total(shown: TopSummary, summary: TopSummary, what: &str) -> String 
 
 #[derive(Serialize)]
 struct TopJsonRow<'a> {
-    rank: usize,
-    bytes: i64,
-    calls: u64,
-    file: &'a str,
-    line: u32,
-    module: Option<&'a str>,
-    func: &'a str,
+    #[serde(flatten)]
+    site: SiteJson<'a>,
     extra: BTreeMap<&'a str, &'a str>,
 }
 
@@ -191,20 +229,13 @@ pub fn render_top(rows: &[Record], summary: TopSummary, fmt: Format) -> Result<S
     match fmt {
         Format::Table => {
             let with_notes = rows.iter().any(|r| !r.extra.is_empty());
-            let mut header = vec!["#", "Bytes", "Calls", "Location", "Module", "Function"];
+            let mut header = SITE_COLUMNS.to_vec();
             if with_notes {
                 header.push("Notes");
             }
             let mut t = new_table(&header, &[0, 1, 2]);
             for (i, r) in rows.iter().enumerate() {
-                let mut row = vec![
-                    (i + 1).to_string(),
-                    format_iec(r.bytes),
-                    r.calls.to_string(),
-                    format!("{}:{}", r.file, r.line),
-                    r.module_label().to_string(),
-                    r.func.clone(),
-                ];
+                let mut row = site_cells(i + 1, r);
                 if with_notes {
                     row.push(r.extra_string());
                 }
@@ -221,13 +252,7 @@ pub fn render_top(rows: &[Record], summary: TopSummary, fmt: Format) -> Result<S
                 .iter()
                 .enumerate()
                 .map(|(i, r)| TopJsonRow {
-                    rank: i + 1,
-                    bytes: r.bytes,
-                    calls: r.calls,
-                    file: &r.file,
-                    line: r.line,
-                    module: r.module.as_deref(),
-                    func: &r.func,
+                    site: SiteJson::new(i + 1, r),
                     extra: r
                         .extra
                         .iter()
@@ -608,13 +633,8 @@ pub fn render_diff(d: &Diff, fmt: Format) -> Result<String> {
 
 #[derive(Serialize)]
 struct StackJsonRow<'a> {
-    rank: usize,
-    bytes: i64,
-    calls: u64,
-    file: &'a str,
-    line: u32,
-    module: Option<&'a str>,
-    func: &'a str,
+    #[serde(flatten)]
+    site: SiteJson<'a>,
     pid: u32,
     comm: &'a str,
     frames: &'a [String],
@@ -668,24 +688,17 @@ pub fn render_stacks(
     match fmt {
         StacksFormat::Table => {
             let mut t = new_table(
-                &[
-                    "#", "Bytes", "Calls", "Location", "Module", "Function", "PID", "Comm",
-                    "Frames",
-                ],
+                &[&SITE_COLUMNS[..], &["PID", "Comm", "Frames"]].concat(),
                 &[0, 1, 2, 6],
             );
             for (i, r) in rows.iter().enumerate() {
-                t.add_row(vec![
-                    (i + 1).to_string(),
-                    format_iec(r.site.bytes),
-                    r.site.calls.to_string(),
-                    format!("{}:{}", r.site.file, r.site.line),
-                    r.site.module_label().to_string(),
-                    r.site.func.clone(),
+                let mut row = site_cells(i + 1, &r.site);
+                row.extend([
                     r.pid.to_string(),
                     r.comm.clone(),
                     frames_cell(&r.frames, frames),
                 ]);
+                t.add_row(row);
             }
             let shown = TopSummary::of(rows.iter().map(|r| &r.site));
             Ok(format!(
@@ -698,13 +711,7 @@ pub fn render_stacks(
                 .iter()
                 .enumerate()
                 .map(|(i, r)| StackJsonRow {
-                    rank: i + 1,
-                    bytes: r.site.bytes,
-                    calls: r.site.calls,
-                    file: &r.site.file,
-                    line: r.site.line,
-                    module: r.site.module.as_deref(),
-                    func: &r.site.func,
+                    site: SiteJson::new(i + 1, &r.site),
                     pid: r.pid,
                     comm: &r.comm,
                     frames: &r.frames,
@@ -742,13 +749,8 @@ struct AgeBucketJson {
 
 #[derive(Serialize)]
 struct AgeSiteJson<'a> {
-    rank: usize,
-    bytes: i64,
-    calls: u64,
-    file: &'a str,
-    line: u32,
-    module: Option<&'a str>,
-    func: &'a str,
+    #[serde(flatten)]
+    site: SiteJson<'a>,
     buckets: Vec<AgeBucketJson>,
 }
 
@@ -808,32 +810,15 @@ pub fn render_ages(
     match fmt {
         Format::Table => {
             let mut t = new_table(
-                &[
-                    "#",
-                    "Bytes",
-                    "Calls",
-                    "Location",
-                    "Module",
-                    "Function",
-                    "Age",
-                    "Age bytes",
-                    "Age calls",
-                ],
+                &[&SITE_COLUMNS[..], &["Age", "Age bytes", "Age calls"]].concat(),
                 &[0, 1, 2, 7, 8],
             );
             for (i, s) in sites.iter().enumerate() {
                 for (j, b) in s.buckets.iter().rev().enumerate() {
                     let mut row = if j == 0 {
-                        vec![
-                            (i + 1).to_string(),
-                            format_iec(s.site.bytes),
-                            s.site.calls.to_string(),
-                            format!("{}:{}", s.site.file, s.site.line),
-                            s.site.module_label().to_string(),
-                            s.site.func.clone(),
-                        ]
+                        site_cells(i + 1, &s.site)
                     } else {
-                        vec![String::new(); 6]
+                        vec![String::new(); SITE_COLUMNS.len()]
                     };
                     row.extend([
                         b.bucket.to_string(),
@@ -858,13 +843,7 @@ pub fn render_ages(
                 .iter()
                 .enumerate()
                 .map(|(i, s)| AgeSiteJson {
-                    rank: i + 1,
-                    bytes: s.site.bytes,
-                    calls: s.site.calls,
-                    file: &s.site.file,
-                    line: s.site.line,
-                    module: s.site.module.as_deref(),
-                    func: &s.site.func,
+                    site: SiteJson::new(i + 1, &s.site),
                     buckets: s
                         .buckets
                         .iter()
