@@ -2,53 +2,10 @@
 //! (`stacks`, `ages`), on the fixtures, with exact expected values.
 
 mod common;
-use common::fixture;
-
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use common::{fixture, ok, run, run_stdin, stderr, stdout};
 
 use allocinfo::ages::{parse_ages, sites};
 use allocinfo::stacks::parse_stacks;
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_allocinfo"))
-        .args(args)
-        .output()
-        .expect("run allocinfo")
-}
-
-fn run_stdin(args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_allocinfo"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn allocinfo");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
-
-/// Run, require exit 0 and an empty stderr, return stdout.
-fn ok(args: &[&str]) -> String {
-    let o = run(args);
-    assert_eq!(o.status.code(), Some(0), "{args:?}: stderr: {}", stderr(&o));
-    assert_eq!(stderr(&o), "", "{args:?}");
-    stdout(&o)
-}
 
 const STACKS: &str = "guest-stacks.txt";
 const TEST_C: &str = "/root/allocprof/selftests/modules/allocprof_test.c";

@@ -3,35 +3,9 @@
 //! kernel-style filters, and compact snapshots.
 
 mod common;
-use common::fixture;
+use common::{fixture, ok, ok2, run, stderr};
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_allocinfo"))
-        .args(args)
-        .output()
-        .expect("run allocinfo")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
-
-/// Run, require exit 0, return (stdout, stderr).
-fn ok2(args: &[&str]) -> (String, String) {
-    let o = run(args);
-    assert_eq!(o.status.code(), Some(0), "{args:?}: stderr: {}", stderr(&o));
-    (String::from_utf8(o.stdout.clone()).unwrap(), stderr(&o))
-}
-
-/// Run, require exit 0 and an empty stderr, return stdout.
-fn ok(args: &[&str]) -> String {
-    let (out, err) = ok2(args);
-    assert_eq!(err, "", "{args:?}");
-    out
-}
 
 const UPSTREAM: &str = "upstream-6.12.txt";
 
