@@ -1,27 +1,12 @@
 //! Property tests for the parsers of allocprof's debugfs files: they never
 //! panic, and well-formed records survive format -> parse unchanged.
 
+mod common;
+use common::site_strategy;
+
 use allocinfo::ages::{parse_ages, parse_ages_bytes, sites, AgeBucket, AgeLine};
 use allocinfo::stacks::{parse_stacks, parse_stacks_bytes, StackRecord};
-use allocinfo::Record;
 use proptest::prelude::*;
-
-fn site_strategy() -> impl Strategy<Value = Record> {
-    let file = "[a-z][a-z0-9_-]{0,8}(/[a-zA-Z0-9_.+-]{1,10}){0,4}\\.[ch]";
-    let module = proptest::option::of("[a-z][a-z0-9_]{0,15}");
-    let func = "[A-Za-z_][A-Za-z0-9_.]{0,30}";
-    (any::<i64>(), any::<u64>(), file, any::<u32>(), module, func).prop_map(
-        |(bytes, calls, file, line, module, func)| Record {
-            bytes,
-            calls,
-            file,
-            line,
-            module,
-            func,
-            extra: vec![],
-        },
-    )
-}
 
 fn frame_strategy() -> impl Strategy<Value = String> {
     prop_oneof![

@@ -1,34 +1,17 @@
 //! Property tests for the allocinfo parser: it never panics, and well-formed
 //! records survive format -> parse unchanged.
 
+mod common;
+use common::site_strategy;
+
 use allocinfo::compact;
 use allocinfo::parse::{parse_bytes, parse_line, parse_str, Line, Version};
 use allocinfo::Record;
 use proptest::prelude::*;
 
 fn record_strategy() -> impl Strategy<Value = Record> {
-    let file = "[a-z][a-z0-9_-]{0,8}(/[a-zA-Z0-9_.+-]{1,10}){0,4}\\.[ch]";
-    let module = proptest::option::of("[a-z][a-z0-9_]{0,15}");
-    let func = "[A-Za-z_][A-Za-z0-9_.]{0,30}";
     let extra = proptest::collection::vec(("[a-z_]{1,10}", "[a-z0-9:]{0,6}"), 0..3);
-    (
-        any::<i64>(),
-        any::<u64>(),
-        file,
-        any::<u32>(),
-        module,
-        func,
-        extra,
-    )
-        .prop_map(|(bytes, calls, file, line, module, func, extra)| Record {
-            bytes,
-            calls,
-            file,
-            line,
-            module,
-            func,
-            extra,
-        })
+    (site_strategy(), extra).prop_map(|(site, extra)| Record { extra, ..site })
 }
 
 /// Lines made of allocinfo-like pieces, to reach deeper parser paths than

@@ -1,8 +1,10 @@
-//! Helpers shared by the integration tests: the fixtures and running the
-//! `allocinfo` binary. Each test crate compiles this module and uses a part
-//! of it.
+//! Helpers shared by the integration tests: the fixtures, running the
+//! `allocinfo` binary, and the proptest strategy of a call site. Each test
+//! crate compiles this module and uses a part of it.
 #![allow(dead_code)]
 
+use allocinfo::Record;
+use proptest::prelude::*;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -60,4 +62,22 @@ pub fn ok(args: &[&str]) -> String {
     let (out, err) = ok2(args);
     assert_eq!(err, "", "{args:?}");
     out
+}
+
+/// A call site of any counts, as the kernel could print it, without extra pairs.
+pub fn site_strategy() -> impl Strategy<Value = Record> {
+    let file = "[a-z][a-z0-9_-]{0,8}(/[a-zA-Z0-9_.+-]{1,10}){0,4}\\.[ch]";
+    let module = proptest::option::of("[a-z][a-z0-9_]{0,15}");
+    let func = "[A-Za-z_][A-Za-z0-9_.]{0,30}";
+    (any::<i64>(), any::<u64>(), file, any::<u32>(), module, func).prop_map(
+        |(bytes, calls, file, line, module, func)| Record {
+            bytes,
+            calls,
+            file,
+            line,
+            module,
+            func,
+            extra: vec![],
+        },
+    )
 }
