@@ -1,10 +1,25 @@
 #!/bin/sh
 # Runs in the guest (bench/run): the benchmark of one boot.
-#   sh guest.sh BOOT RUNS MODULE_PARAMS EXTRAS
+#   sh guest.sh BOOT RUNS MODULE_PARAMS EXTRAS WATCH
 # BOOT: noprof | upstream | upstream-off | base | record | cover-*.  The
 # base boot measures three configurations in turn: base (allocprof not
 # loaded, before any load), then allocprof-on and allocprof-off alternately
-# (vm.mem_profiling switched between runs).  The record boot (booted with
+# (vm.mem_profiling switched between runs); with WATCH 1 (the -icount
+# rounds), each allocprof-on run is followed by four runs with call sites
+# watched through allocprof's control file, profiling on:
+#   watch-other  another call site (not the benchmark's) with +sa
+#   watch-s      the benchmark's own four call sites with +s (stacks)
+#   watch-a      the same with +a (ages)
+#   watch-sa     the same with +sa
+# watch-other is loaded and run as allocprof-on is; the benchmark's own call
+# sites only exist once its module is loaded, so for watch-s/-a/-sa it is
+# loaded with runs=0, flagged, and run through its debugfs run file, with a
+# tenth of the iterations (with s an allocation costs 15 to 30 times as
+# much: the full counts would add about 20 minutes to make bench).  The
+# flags are checked in the control file before and after every write (a
+# command that matches no call site succeeds silently), and the stacks
+# report's statistics line is recorded after every watched run (also in
+# /root/out/watch_stats.txt as it reads).  The record boot (booted with
 # alloc_tag.record=1) measures the recording kernel, then times allocprof's
 # adoption of the record.  A cover-* boot only measures the coverage right
 # after boot.  RUNS: module loads per configuration.
@@ -13,12 +28,29 @@
 # fork/exec loop and the whole-system load (hackbench).
 # Writes /root/out/results.txt, one "key=value ..." line per figure.
 set -e
-boot=$1 runs=$2 params=$3 extras=${4:-0}
+boot=$1 runs=$2 params=$3 extras=${4:-0} watch=${5:-0}
 out=/root/out/results.txt
 mkdir -p /root/out
 : >"$out"
 ko=/root/allocprof_bench.ko
 clock=/sys/kernel/debug/allocprof_bench/now
+control=/sys/kernel/debug/allocprof/control
+stacks=/sys/kernel/debug/allocprof/stacks
+# The benchmark's call sites in the control file ("file:line [module]function =flags").
+bench_sites='^[^ ]+:[0-9]+ \[allocprof_bench\]loop_(kmalloc|page|vmalloc|percpu)'
+# watch-other's call site: one that nothing reaches during the benchmark
+# (the xattrs of in-memory file systems), so that only the unflagged call
+# sites' paths are timed.
+other_file=fs/xattr.c other_func=simple_xattr_alloc
+other_site='^fs/xattr\.c:[0-9]+ \[vmlinux\]simple_xattr_alloc'
+# MODULE_PARAMS with a tenth of every loop's iterations, for watch-s/-a/-sa.
+watch_params=$(for w in $params; do
+	case $w in
+	cal_iters=*) echo "$w" ;;
+	*_iters=*) echo "${w%%=*}=$((${w#*=} / 10))" ;;
+	*) echo "$w" ;;
+	esac
+done | tr '\n' ' ')
 
 # RUNS loads of the benchmark module for configuration $1.
 bench_runs() {
@@ -36,9 +68,83 @@ bench() {
 	# shellcheck disable=SC2086
 	insmod "$ko" tag="$cfg" runs=1 $params
 	rmmod allocprof_bench
-	dmesg | sed -n 's/.*allocprof_bench: result tag=\([^ ]*\) run=[0-9]* \(.*\)/cfg=\1 rep='"$rep"' \2/p' >>"$out"
-	n=$(grep -c "^cfg=$cfg rep=$rep " "$out" || true)
-	[ "$n" -ge 1 ] || { echo "bench: no result lines for $cfg"; dmesg | tail -n 20; exit 1; }
+	results "$cfg" "$rep"
+}
+
+# The result lines of the kernel log since the last dmesg -c, tagged.
+results() {
+	dmesg | sed -n 's/.*allocprof_bench: result tag=\([^ ]*\) run=[0-9]* \(.*\)/cfg=\1 rep='"$2"' \2/p' >>"$out"
+	n=$(grep -c "^cfg=$1 rep=$2 " "$out" || true)
+	[ "$n" -ge 1 ] || { echo "bench: no result lines for $1"; dmesg | tail -n 20; exit 1; }
+}
+
+# expect_flags CFG REGEX N FLAGS: exactly N call sites of the control file
+# match REGEX, and all have exactly FLAGS; else the boot fails.
+expect_flags() {
+	all=$(grep -cE "$2 =" $control || true)
+	got=$(grep -cE "$2 =$4\$" $control || true)
+	if [ "$all" -ne "$3" ] || [ "$got" -ne "$3" ]; then
+		echo "bench: $1: expected $3 call sites matching '$2' with =$4 in $control, found $all, $got of them with =$4:"
+		grep -E "$2 =" $control || true
+		exit 1
+	fi
+}
+
+# The figures of the stacks report's statistics line ("# tracked: N
+# allocations in N chains; ... not tracked: N (table full), N (nested)"):
+# live entries, live chains, table full, nested; into $ws.
+watch_stats() {
+	ws=$(sed -n 's/^# tracked: \([0-9]*\) allocations in \([0-9]*\) chains;.*not tracked: \([0-9]*\) (table full), \([0-9]*\) (nested).*/\1 \2 \3 \4/p' $stacks)
+	[ -n "$ws" ] || { echo "bench: no statistics line in $stacks:"; head -n 3 $stacks; exit 1; }
+}
+
+# record_stats CFG REP FULL0 NESTED0: the statistics line after a watched
+# run, with what the run added to the table-full and nested counts (which
+# count from allocprof's load).
+record_stats() {
+	watch_stats
+	# shellcheck disable=SC2086
+	set -- "$1" "$2" "$3" "$4" $ws
+	echo "cfg=$1 rep=$2 fig=watch_stats tracked=$5 chains=$6 full=$7 nested=$8 full_run=$(($7 - $3)) nested_run=$(($8 - $4))" >>"$out"
+	echo "cfg=$1 rep=$2 $(grep '^# tracked:' $stacks)" >>/root/out/watch_stats.txt
+}
+
+# watch-other: another call site watched with +sa while the benchmark
+# module is loaded and run as for allocprof-on.
+bench_other() {
+	cfg=$1 rep=$2
+	expect_flags "$cfg" "$other_site" 1 p
+	echo "file $other_file func $other_func +sa" >$control
+	expect_flags "$cfg" "$other_site" 1 psa
+	watch_stats
+	# shellcheck disable=SC2086
+	set -- $ws
+	bench "$cfg" "$rep"
+	record_stats "$cfg" "$rep" "$3" "$4"
+	echo "file $other_file func $other_func =p" >$control
+	expect_flags "$cfg" "$other_site" 1 p
+}
+
+# watch-s, watch-a, watch-sa: the benchmark's own call sites watched with
+# FLAGS (s, a or sa): loaded with runs=0 and a tenth of the iterations,
+# flagged, one round through the run file, flags reset, unloaded.
+bench_watched() {
+	cfg=$1 rep=$2 flags=$3
+	dmesg -c >/dev/null
+	# shellcheck disable=SC2086
+	insmod "$ko" runs=0 $watch_params
+	expect_flags "$cfg" "$bench_sites" 4 p
+	echo "module allocprof_bench func loop_* +$flags" >$control
+	expect_flags "$cfg" "$bench_sites" 4 "p$flags"
+	watch_stats
+	# shellcheck disable=SC2086
+	set -- "$cfg" "$rep" "$flags" $ws
+	echo "$cfg" >/sys/kernel/debug/allocprof_bench/run
+	record_stats "$1" "$2" "$6" "$7"
+	echo "module allocprof_bench =p" >$control
+	expect_flags "$1" "$bench_sites" 4 p
+	rmmod allocprof_bench
+	results "$1" "$2"
 }
 
 # Guest nanoseconds (= instructions under -icount shift=0) of CMD repeated N times.
@@ -151,6 +257,13 @@ base)
 		bench allocprof-on $k
 		echo 0 >/proc/sys/vm/mem_profiling
 		bench allocprof-off $k
+		if [ "$watch" = 1 ]; then
+			echo 1 >/proc/sys/vm/mem_profiling
+			bench_other watch-other $k
+			bench_watched watch-s $k s
+			bench_watched watch-a $k a
+			bench_watched watch-sa $k sa
+		fi
 		k=$((k + 1))
 	done
 	echo 1 >/proc/sys/vm/mem_profiling
