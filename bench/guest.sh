@@ -14,8 +14,9 @@
 # watch-other is loaded and run as allocprof-on is; the benchmark's own call
 # sites only exist once its module is loaded, so for watch-s/-a/-sa it is
 # loaded with runs=0, flagged, and run through its debugfs run file, with a
-# tenth of the iterations (with s an allocation costs 15 to 30 times as
-# much: the full counts would add about 20 minutes to make bench).  The
+# tenth of the iterations (with s an iteration costs 2.6 to 17 times
+# allocprof-on's: the full counts would add about 45 billion instructions,
+# some 10 minutes, to make bench).  The
 # flags are checked in the control file before and after every write (a
 # command that matches no call site succeeds silently), and the stacks
 # report's statistics line is recorded after every watched run (also in
