@@ -437,10 +437,9 @@ impl Watch {
             return None;
         }
         let busy = self.busy.as_percpu_ptr();
-        // SAFETY: `busy` is this profiler's live per-CPU `u64`; hooks run
-        // with preemption off, so the CPU stays the same until the
-        // decrement below, and an interrupt in between leaves it as it
-        // found it.
+        // Hooks run with preemption off: the CPU stays the same until the
+        // decrement below, and an interrupt in between leaves it as it was.
+        // SAFETY: `busy` is this profiler's live per-CPU `u64`.
         if unsafe { this_cpu_read(busy) } != 0 {
             self.nested.fetch_add(1, Ordering::Relaxed);
             return None;

@@ -92,10 +92,9 @@ impl StackHandle {
     /// Writes the chain into `buf`, a frame a line as `"    %pS\n"`;
     /// returns what was written (cut where `buf` ends).
     pub(crate) fn write_frames(self, buf: &mut [u8]) -> &[u8] {
+        // The depot indents by one space more than it is asked for.
         // SAFETY: `buf` is writable for its length, which is passed; the
-        // handle came from `stack_depot_save_flags`, and the depot never
-        // drops chains saved without a reference count.  It indents by one
-        // space more than it is asked for.
+        // handle is the depot's, which never drops an uncounted chain.
         let n = unsafe {
             bindings::stack_depot_snprint(self.get(), buf.as_mut_ptr().cast(), buf.len(), 3)
         };

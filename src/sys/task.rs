@@ -23,10 +23,9 @@ impl TaskId {
         // SAFETY: `current` is always a valid task on this CPU.
         let task = unsafe { bindings::get_current() };
         let mut comm = [0u8; COMM_LEN];
-        // SAFETY: The task is live while it runs here.  Its name may be
-        // renamed (`set_task_comm()`) as we copy it: the copy may then mix
-        // the two names, as page_owner's copy may; it is always
-        // NUL-terminated below.
+        // A rename (`set_task_comm()`) while we copy may mix the two names,
+        // as page_owner's copy may; the copy is NUL-terminated below.
+        // SAFETY: The task is live while it runs here.
         let (pid, name) = unsafe { ((*task).pid, &(*task).comm) };
         for (d, &s) in comm.iter_mut().zip(name.iter()).take(COMM_LEN - 1) {
             *d = s;
