@@ -18,8 +18,8 @@
  *   pointer (EFAULT), an unknown command or size (ENOTTY); an unterminated
  *   name matches nothing.
  *
- * A kernel without the interface (upstream's 6.12) answers ENOTTY: then
- * the test is skipped.
+ * Our patched kernels have the interface: an ENOTTY from it fails the test
+ * (it does not run on upstream's 6.12, which has none).
  */
 #include <linux/alloc_tag.h>
 #include <sys/ioctl.h>
@@ -225,41 +225,34 @@ static int err_is(int rc, int e)
 	return 0;
 }
 
-int main(void)
+static struct ap_testsite sites[32];
+static struct rec k100;
+static unsigned long long unit, unit3, calls, calls3;
+static int nsites, nmod;
+
+/* Known figures at two sites. */
+static void t_content_id(int i)
 {
-	struct ap_testsite sites[32];
-	struct allocinfo_filter f;
-	struct allocinfo_get_at at;
-	struct allocinfo_tag_data d;
-	struct rec k100;
-	long long sunit, sunit3;
-	unsigned long long unit, unit3, calls, calls3, id0, id1, id2;
-	int n, i, nsites, nmod = 0, ok;
+	int ok = ap_test_alloc("kmalloc_100", 3) == 0 && ap_test_alloc("alloc_pages_3", 2) == 0;
 
-	ksft_print_header();
-	if (ap_load(NULL))
-		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
-	fd = open(AP_ALLOCINFO, O_RDONLY);
-	if (fd < 0)
-		ksft_exit_fail_msg("open %s: %s\n", AP_ALLOCINFO, strerror(errno));
-	if (ioctl(fd, ALLOCINFO_IOC_CONTENT_ID, &(struct allocinfo_content_id){ 0 }) && errno == ENOTTY)
-		ksft_exit_skip("/proc/allocinfo has no ioctl() interface\n");
-	nsites = ap_testsites(sites, 32);
-	if (nsites <= 0 || ap_testsite_unit("kmalloc_100", &sunit, &calls) ||
-	    ap_testsite_unit("alloc_pages_3", &sunit3, &calls3))
-		ksft_exit_fail_msg("cannot read the test module's sites\n");
-	unit = sunit;
-	unit3 = sunit3;
-	ksft_set_plan(30);
-
-	/* Known figures at two sites. */
-	ok = ap_test_alloc("kmalloc_100", 3) == 0 && ap_test_alloc("alloc_pages_3", 2) == 0;
+	(void)i;
 	ksft_test_result(ok && content_id() != ~0ULL, "content id; 3 kmalloc(100), 2 order-3 pages\n");
+}
 
-	n = walk(NULL, 0, got, MAX_RECS);
+static void t_walk(int i)
+{
+	int n = walk(NULL, 0, got, MAX_RECS);
+
+	(void)i;
 	ksft_test_result(n > 100 && same_as_text(n, keep_all, NULL),
 			 "the walk gives the text file's %d records line for line\n", n);
-	ok = n > 0;
+}
+
+static void t_walk_figures(int j)
+{
+	int n = walk(NULL, 0, got, MAX_RECS), i, ok = n > 0;
+
+	(void)j;
 	for (i = 0; i < n; i++) {
 		if (strcmp(got[i].module, "allocprof_test"))
 			continue;
@@ -271,31 +264,54 @@ int main(void)
 			ok &= got[i].bytes == 0 && got[i].calls == 0;
 	}
 	ksft_test_result(ok, "the test module's figures are exact in the walk\n");
+}
 
-	/* Each filter alone. */
-	f = by(ALLOCINFO_FILTER_MASK_MODNAME);
+/* Each filter alone. */
+static void t_module(int i)
+{
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_MODNAME);
+	int n;
+
+	(void)i;
 	strcpy(f.fields.modname, "allocprof_test");
 	n = walk(&f, 0, got, MAX_RECS);
 	nmod = n;
 	ksft_test_result(n >= nsites && same_as_text(n, keep_module, "allocprof_test"),
 			 "module allocprof_test: its %d call sites as in the text file\n", n);
+}
 
-	f = by(ALLOCINFO_FILTER_MASK_FUNCTION);
+static void t_function(int i)
+{
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_FUNCTION);
+	int n;
+
+	(void)i;
 	strcpy(f.fields.function, "aptest_kmalloc_100");
 	n = walk(&f, 0, got, MAX_RECS);
 	ksft_test_result(n == 1 && got[0].bytes == 3 * unit && got[0].calls == 3 * calls &&
 			 !strcmp(got[0].module, "allocprof_test"),
 			 "function aptest_kmalloc_100: one record, %llu bytes %llu calls\n",
 			 3 * unit, 3 * calls);
+}
 
-	ok = text_site("aptest_kmalloc_100", &k100) == 0;
-	f = by(ALLOCINFO_FILTER_MASK_FILENAME);
+static void t_file(int i)
+{
+	int ok = text_site("aptest_kmalloc_100", &k100) == 0, n;
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_FILENAME);
+
+	(void)i;
 	strcpy(f.fields.filename, k100.file);
 	n = walk(&f, 0, got, MAX_RECS);
 	ksft_test_result(ok && n >= nsites && same_as_text(n, keep_file, k100.file),
 			 "file of the test module (its last 63 characters): its %d sites\n", n);
+}
 
-	f = by(ALLOCINFO_FILTER_MASK_LINENO);
+static void t_line(int j)
+{
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_LINENO);
+	int n, i, ok;
+
+	(void)j;
 	f.fields.lineno = k100.line;
 	n = walk(&f, 0, got, MAX_RECS);
 	ok = n >= 1;
@@ -305,109 +321,200 @@ int main(void)
 		;
 	ksft_test_result(ok && i < n, "line %llu: %d records, all on it, one the test site\n",
 			 k100.line, n);
+}
 
-	f = by(ALLOCINFO_FILTER_MASK_MODNAME | ALLOCINFO_FILTER_MASK_MIN_SIZE |
-	       ALLOCINFO_FILTER_MASK_MAX_SIZE);
+static struct allocinfo_filter module_and_size(unsigned long long min, unsigned long long max)
+{
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_MODNAME | ALLOCINFO_FILTER_MASK_MIN_SIZE |
+				       ALLOCINFO_FILTER_MASK_MAX_SIZE);
+
 	strcpy(f.fields.modname, "allocprof_test");
-	f.min_size = f.max_size = 3 * unit;
-	n = walk(&f, 0, got, MAX_RECS);
+	f.min_size = min;
+	f.max_size = max;
+	return f;
+}
+
+static void t_size_exact(int i)
+{
+	struct allocinfo_filter f = module_and_size(3 * unit, 3 * unit);
+	int n = walk(&f, 0, got, MAX_RECS);
+
+	(void)i;
 	ksft_test_result(n == 1 && !strcmp(got[0].function, "aptest_kmalloc_100"),
 			 "module and size range [%llu, %llu]: aptest_kmalloc_100 alone\n", 3 * unit,
 			 3 * unit);
-	f.min_size = 1;
-	f.max_size = ~0ULL;
-	n = walk(&f, 0, got, MAX_RECS);
+}
+
+static void t_size_some(int i)
+{
+	struct allocinfo_filter f = module_and_size(1, ~0ULL);
+	int n = walk(&f, 0, got, MAX_RECS);
+
+	(void)i;
 	ksft_test_result(n == 2, "module and at least 1 byte: the two sites with memory (%d)\n", n);
-	f = by(ALLOCINFO_FILTER_MASK_MIN_SIZE);
+}
+
+static void t_min_size(int j)
+{
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_MIN_SIZE);
+	int n, i, ok;
+
+	(void)j;
 	f.min_size = 2 * unit3;
 	n = walk(&f, 0, got, MAX_RECS);
 	ok = n >= 1;
 	for (i = 0; i < n; i++)
 		ok &= got[i].bytes >= 2 * unit3;
 	ksft_test_result(ok, "min size %llu alone: %d records, none smaller\n", 2 * unit3, n);
+}
 
-	f = by(ALLOCINFO_FILTER_MASK_MODNAME | ALLOCINFO_FILTER_MASK_INACCURATE);
+static struct allocinfo_filter module_accuracy(int inaccurate)
+{
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_MODNAME |
+				       ALLOCINFO_FILTER_MASK_INACCURATE);
+
 	strcpy(f.fields.modname, "allocprof_test");
-	f.inaccurate = 1;
-	n = walk(&f, 0, got, MAX_RECS);
+	f.inaccurate = inaccurate;
+	return f;
+}
+
+static void t_module_inaccurate(int i)
+{
+	struct allocinfo_filter f = module_accuracy(1);
+	int n = walk(&f, 0, got, MAX_RECS);
+
+	(void)i;
 	ksft_test_result(n == 0, "module, inaccurate: none (loaded after allocprof)\n");
-	f.inaccurate = 0;
-	n = walk(&f, 0, got, MAX_RECS);
+}
+
+static void t_module_accurate(int i)
+{
+	struct allocinfo_filter f = module_accuracy(0);
+	int n = walk(&f, 0, got, MAX_RECS);
+
+	(void)i;
 	ksft_test_result(n == nmod, "module, accurate: all %d\n", nmod);
-	f = by(ALLOCINFO_FILTER_MASK_INACCURATE);
+}
+
+static void t_inaccurate(int j)
+{
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_INACCURATE);
+	int n, i, ok;
+
+	(void)j;
 	f.inaccurate = 1;
 	n = walk(&f, 0, got, MAX_RECS);
 	ok = n > 100;
 	for (i = 0; i < n; i++)
 		ok &= !got[i].accurate && strcmp(got[i].module, "allocprof_test");
 	ksft_test_result(ok, "inaccurate alone: %d records (vmlinux, present at load), all flagged\n", n);
+}
 
-	f = by(ALLOCINFO_FILTER_MASK_MODNAME);
-	n = walk(&f, 0, got, MAX_RECS);
+static void t_builtin(int i)
+{
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_MODNAME);
+	int n = walk(&f, 0, got, MAX_RECS);
+
+	(void)i;
 	ksft_test_result(n > 100 && same_as_text(n, keep_builtin, NULL),
 			 "empty module name: vmlinux's %d call sites only\n", n);
+}
 
-	/* Combined, and a position among the matches. */
-	f = by(ALLOCINFO_FILTER_MASK_FUNCTION | ALLOCINFO_FILTER_MASK_FILENAME |
-	       ALLOCINFO_FILTER_MASK_LINENO | ALLOCINFO_FILTER_MASK_MODNAME);
+/* Combined, and a position among the matches. */
+static void t_combined(int i)
+{
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_FUNCTION | ALLOCINFO_FILTER_MASK_FILENAME |
+				       ALLOCINFO_FILTER_MASK_LINENO | ALLOCINFO_FILTER_MASK_MODNAME);
+	int n;
+
+	(void)i;
 	strcpy(f.fields.function, k100.function);
 	strcpy(f.fields.filename, k100.file);
 	strcpy(f.fields.modname, k100.module);
 	f.fields.lineno = k100.line;
 	n = walk(&f, 0, got, MAX_RECS);
 	ksft_test_result(n == 1 && same_site(&got[0], &k100), "module, function, file and line: one\n");
-	f = by(ALLOCINFO_FILTER_MASK_MODNAME);
+}
+
+static void t_position(int i)
+{
+	static struct rec second[MAX_RECS];
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_MODNAME);
+	int n, m;
+
+	(void)i;
 	strcpy(f.fields.modname, "allocprof_test");
 	n = walk(&f, 0, got, MAX_RECS);
-	{
-		struct rec second[MAX_RECS];
-		int m = walk(&f, 1, second, MAX_RECS);
+	m = walk(&f, 1, second, MAX_RECS);
+	ksft_test_result(n >= 2 && m == n - 1 && same_site(&second[0], &got[1]),
+			 "GET_AT position 1 among the matches is the second match\n");
+}
 
-		ksft_test_result(n >= 2 && m == n - 1 && same_site(&second[0], &got[1]),
-				 "GET_AT position 1 among the matches is the second match\n");
-	}
+/* upstream's test cases. */
+static void t_upstream_file(int i)
+{
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_FILENAME);
+	int n;
 
-	/* upstream's test cases. */
-	f = by(ALLOCINFO_FILTER_MASK_FILENAME);
+	(void)i;
 	strcpy(f.fields.filename, "mm/memory.c");
 	n = walk(&f, 0, got, MAX_RECS);
 	ksft_test_result(n > 0 && same_as_text(n, keep_file, "mm/memory.c"),
 			 "upstream's case: file mm/memory.c, %d records as in the text file\n", n);
-	f = by(ALLOCINFO_FILTER_MASK_FUNCTION);
+}
+
+static void t_upstream_function(int i)
+{
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_FUNCTION);
+	int n;
+
+	(void)i;
 	strcpy(f.fields.function, "dup_mm");
 	n = walk(&f, 0, got, MAX_RECS);
 	ksft_test_result(n > 0 && same_as_text(n, keep_function, "dup_mm"),
 			 "upstream's case: function dup_mm, %d records as in the text file\n", n);
-	{
-		struct rec dim;
-		int t = read_text(text, MAX_RECS);
+}
 
-		for (i = 0; i < t && strcmp(text[i].function, "do_init_module"); i++)
-			;
-		ok = i < t;
-		if (ok)
-			dim = text[i];
-		f = by(ALLOCINFO_FILTER_MASK_MIN_SIZE | ALLOCINFO_FILTER_MASK_MAX_SIZE);
-		f.min_size = f.max_size = ok ? dim.bytes : 0;
-		n = walk(&f, 0, got, MAX_RECS);
-		for (i = 0; i < n && strcmp(got[i].function, "do_init_module"); i++)
-			;
-		ksft_test_result(ok && i < n && got[i].bytes == dim.bytes,
-				 "upstream's case: do_init_module found by its size %llu\n",
-				 ok ? dim.bytes : 0);
-	}
-	{
-		int t = read_text(text, MAX_RECS);
+static void t_upstream_size(int j)
+{
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_MIN_SIZE | ALLOCINFO_FILTER_MASK_MAX_SIZE);
+	struct rec dim = { 0 };
+	int t = read_text(text, MAX_RECS), i, n, ok;
 
-		f = by(ALLOCINFO_FILTER_MASK_LINENO);
-		f.fields.lineno = t > 0 ? text[0].line : 0;
-		n = walk(&f, 0, got, MAX_RECS);
-		for (i = 0; i < n && !same_site(&got[i], &text[0]); i++)
-			;
-		ksft_test_result(t > 0 && i < n, "upstream's case: line of the first record finds it\n");
-	}
+	(void)j;
+	for (i = 0; i < t && strcmp(text[i].function, "do_init_module"); i++)
+		;
+	ok = i < t;
+	if (ok)
+		dim = text[i];
+	f.min_size = f.max_size = dim.bytes;
+	n = walk(&f, 0, got, MAX_RECS);
+	for (i = 0; i < n && strcmp(got[i].function, "do_init_module"); i++)
+		;
+	ksft_test_result(ok && i < n && got[i].bytes == dim.bytes,
+			 "upstream's case: do_init_module found by its size %llu\n", dim.bytes);
+}
 
-	/* The content id across a module load and unload. */
+static void t_upstream_line(int j)
+{
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_LINENO);
+	int t = read_text(text, MAX_RECS), i, n;
+
+	(void)j;
+	f.fields.lineno = t > 0 ? text[0].line : 0;
+	n = walk(&f, 0, got, MAX_RECS);
+	for (i = 0; i < n && !same_site(&got[i], &text[0]); i++)
+		;
+	ksft_test_result(t > 0 && i < n, "upstream's case: line of the first record finds it\n");
+}
+
+/* The content id across a module load and unload. */
+static void t_id_load(int i)
+{
+	unsigned long long id0, id1, id2;
+	int ok;
+
+	(void)i;
 	id0 = content_id();
 	ok = ap_sh("modprobe allocprof_test2") == 0;
 	id1 = content_id();
@@ -416,10 +523,22 @@ int main(void)
 	ap_write_file(AP_TESTDIR "/adopted", "free", 4);
 	ksft_test_result(ok && id0 != id1 && id1 != id2 && id0 != id2,
 			 "content id changes at a module load and at its unload\n");
-	ksft_test_result(content_id() == content_id(), "content id stays otherwise\n");
+}
 
-	/* Bad input: the error, and nothing changed. */
-	f = by(ALLOCINFO_FILTER_MASK_MODNAME);
+static void t_id_stays(int i)
+{
+	(void)i;
+	ksft_test_result(content_id() == content_id(), "content id stays otherwise\n");
+}
+
+/* Bad input: the error, and nothing changed. */
+static void t_einval(int i)
+{
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_MODNAME);
+	struct allocinfo_get_at at;
+	int ok;
+
+	(void)i;
 	strcpy(f.fields.modname, "allocprof_test");
 	memset(&at, 0, sizeof(at));
 	at.filter = f;
@@ -433,29 +552,71 @@ int main(void)
 	at.filter.max_size = 1;
 	ok &= err_is(ioctl(fd, ALLOCINFO_IOC_GET_AT, &at), EINVAL);
 	ksft_test_result(ok, "unknown mask bit, min > max: EINVAL\n");
+}
+
+static void t_enoent(int i)
+{
+	struct allocinfo_get_at at;
+
+	(void)i;
 	memset(&at, 0, sizeof(at));
 	at.pos = 1 << 20;
 	ksft_test_result(err_is(ioctl(fd, ALLOCINFO_IOC_GET_AT, &at), ENOENT),
 			 "a position past the end: ENOENT\n");
-	/* The filter and position of the first GET_AT still hold. */
-	ok = ioctl(fd, ALLOCINFO_IOC_GET_NEXT, &d) == 0 && !strcmp(d.tag.modname, "allocprof_test");
+}
+
+/* The filter and position of t_einval()'s first GET_AT still hold. */
+static void t_next_after_errors(int i)
+{
+	struct allocinfo_tag_data d;
+	int ok = ioctl(fd, ALLOCINFO_IOC_GET_NEXT, &d) == 0 && !strcmp(d.tag.modname, "allocprof_test");
+
+	(void)i;
 	ksft_test_result(ok, "after them GET_NEXT goes on with the earlier filter\n");
+}
+
+static void t_efault(int i)
+{
+	(void)i;
 	ksft_test_result(err_is(ioctl(fd, ALLOCINFO_IOC_GET_AT, NULL), EFAULT) &&
 			 err_is(ioctl(fd, ALLOCINFO_IOC_GET_NEXT, (void *)8), EFAULT),
 			 "bad pointers: EFAULT\n");
+}
+
+static void t_enotty(int i)
+{
+	struct allocinfo_tag_data d;
+
+	(void)i;
 	ksft_test_result(err_is(ioctl(fd, _IOR(ALLOCINFO_IOC_BASE, 9, struct allocinfo_tag_data), &d),
 				ENOTTY) &&
 			 err_is(ioctl(fd, _IOR(ALLOCINFO_IOC_BASE, _ALLOCINFO_IOC_GET_NEXT, __u64), &d),
 				ENOTTY),
 			 "unknown command, wrong size: ENOTTY\n");
-	f = by(ALLOCINFO_FILTER_MASK_FUNCTION);
+}
+
+static void t_unterminated(int i)
+{
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_FUNCTION);
+	struct allocinfo_get_at at;
+
+	(void)i;
 	memset(f.fields.function, 'a', NAME);
 	memset(&at, 0, sizeof(at));
 	at.filter = f;
 	ksft_test_result(err_is(ioctl(fd, ALLOCINFO_IOC_GET_AT, &at), ENOENT),
 			 "an unterminated name matches nothing: ENOENT\n");
-	/* At the end, GET_NEXT says ENOENT once, then starts over. */
-	f = by(ALLOCINFO_FILTER_MASK_FUNCTION);
+}
+
+/* At the end, GET_NEXT says ENOENT once, then starts over. */
+static void t_next_wraps(int i)
+{
+	struct allocinfo_filter f = by(ALLOCINFO_FILTER_MASK_FUNCTION);
+	struct allocinfo_tag_data d;
+	struct allocinfo_get_at at;
+	int ok;
+
+	(void)i;
 	strcpy(f.fields.function, "aptest_kmalloc_100");
 	memset(&at, 0, sizeof(at));
 	at.filter = f;
@@ -464,10 +625,70 @@ int main(void)
 	ok &= ioctl(fd, ALLOCINFO_IOC_GET_NEXT, &d) == 0 &&
 	      !strcmp(d.tag.function, "aptest_kmalloc_100");
 	ksft_test_result(ok, "GET_NEXT: ENOENT at the end, then the first match again\n");
+}
 
+static void t_unload(int i)
+{
+	(void)i;
 	close(fd);
 	ksft_test_result(ap_test_free("kmalloc_100") == 0 && ap_test_free("alloc_pages_3") == 0 &&
 			 ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
 			 "free and unload\n");
+}
+
+static const struct ap_step steps[] = {
+	AP_STEP(t_content_id),
+	AP_STEP(t_walk),
+	AP_STEP(t_walk_figures),
+	AP_STEP(t_module),
+	AP_STEP(t_function),
+	AP_STEP(t_file),
+	AP_STEP(t_line),
+	AP_STEP(t_size_exact),
+	AP_STEP(t_size_some),
+	AP_STEP(t_min_size),
+	AP_STEP(t_module_inaccurate),
+	AP_STEP(t_module_accurate),
+	AP_STEP(t_inaccurate),
+	AP_STEP(t_builtin),
+	AP_STEP(t_combined),
+	AP_STEP(t_position),
+	AP_STEP(t_upstream_file),
+	AP_STEP(t_upstream_function),
+	AP_STEP(t_upstream_size),
+	AP_STEP(t_upstream_line),
+	AP_STEP(t_id_load),
+	AP_STEP(t_id_stays),
+	AP_STEP(t_einval),
+	AP_STEP(t_enoent),
+	AP_STEP(t_next_after_errors),
+	AP_STEP(t_efault),
+	AP_STEP(t_enotty),
+	AP_STEP(t_unterminated),
+	AP_STEP(t_next_wraps),
+	AP_STEP(t_unload),
+};
+
+int main(void)
+{
+	long long sunit, sunit3;
+
+	ksft_print_header();
+	if (ap_start(NULL))
+		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
+	fd = open(AP_ALLOCINFO, O_RDONLY);
+	if (fd < 0)
+		ksft_exit_fail_msg("open %s: %s\n", AP_ALLOCINFO, strerror(errno));
+	/* The patched kernel has the interface: no ENOTTY here. */
+	if (ioctl(fd, ALLOCINFO_IOC_CONTENT_ID, &(struct allocinfo_content_id){ 0 }))
+		ksft_exit_fail_msg("ALLOCINFO_IOC_CONTENT_ID: %s: the interface is missing\n",
+				   strerror(errno));
+	nsites = ap_testsites(sites, 32);
+	if (nsites <= 0 || ap_testsite_unit("kmalloc_100", &sunit, &calls) ||
+	    ap_testsite_unit("alloc_pages_3", &sunit3, &calls3))
+		ksft_exit_fail_msg("cannot read the test module's sites\n");
+	unit = sunit;
+	unit3 = sunit3;
+	AP_RUN_STEPS(steps);
 	ksft_finished();
 }

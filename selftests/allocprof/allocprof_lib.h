@@ -158,6 +158,63 @@ static inline int ap_open_as_nobody(const char *path, int flags)
 #define AP_SYSCTL "/proc/sys/vm/mem_profiling"
 #define AP_TESTDIR "/sys/kernel/debug/allocprof_test"
 
+/*
+ * The first line of /proc/allocinfo in format v ("1.0" or "2.0"), and
+ * upstream's whole header (lib/alloc_tag.c's print_allocinfo_header()).
+ */
+#define AP_VERSION_LINE(v) "allocinfo - version: " v "\n"
+#define AP_HEADER(v) AP_VERSION_LINE(v) "#     <size>  <calls> <tag info>\n"
+#define AP_HEADER_V1 AP_HEADER("1.0")
+
+/* The end of the stacks report's summary when nothing went untracked. */
+#define AP_NONE_UNTRACKED "; not tracked: 0 (table full), 0 (nested)\n"
+
+/*
+ * A program's checks as a table of steps, each reporting exactly one test
+ * result, run `times` times (NULL: once; else *times, known before the
+ * run starts, e.g. the number of test sites) with i = 0, 1, ...: the plan
+ * is counted from the table, and a step that reports no result or more
+ * than one ends the program as failed.
+ */
+struct ap_step {
+	void (*run)(int i);
+	const int *times;
+};
+
+/* A step run once, and one run for i = 0 .. *times - 1. */
+#define AP_STEP(fn) { .run = (fn), .times = NULL }
+#define AP_STEP_EACH(fn, times_p) { .run = (fn), .times = (times_p) }
+
+static inline unsigned int ap_steps_plan(const struct ap_step *steps, unsigned int n)
+{
+	unsigned int i, plan = 0;
+
+	for (i = 0; i < n; i++)
+		plan += steps[i].times ? (unsigned int)*steps[i].times : 1;
+	return plan;
+}
+
+static inline void ap_run_steps(const struct ap_step *steps, unsigned int n)
+{
+	unsigned int s;
+
+	ksft_set_plan(ap_steps_plan(steps, n));
+	for (s = 0; s < n; s++) {
+		int i, times = steps[s].times ? *steps[s].times : 1;
+
+		for (i = 0; i < times; i++) {
+			unsigned int before = ksft_test_num();
+
+			steps[s].run(i);
+			if (ksft_test_num() != before + 1)
+				ksft_exit_fail_msg("step %u (%d) reported %u results, not one\n", s, i,
+						   ksft_test_num() - before);
+		}
+	}
+}
+
+#define AP_RUN_STEPS(steps) ap_run_steps(steps, ARRAY_SIZE(steps))
+
 /* Reads a whole file of any size; the caller frees the result. */
 static inline char *ap_slurp(const char *path, size_t *lenp)
 {
@@ -492,17 +549,24 @@ static inline int ap_expect(const char *func, long long bytes, unsigned long lon
 
 /*
  * The kernel profiles with upstream's built-in profiler (the upstream
- * flavour, the oracle): it has no allocprof module, and /proc/allocinfo is
- * there from boot.
+ * flavour, the oracle), as the kernel itself says: it lacks the back-end
+ * interface of our patches (patch 0001's alloc_tag_backend_register(), in
+ * /proc/kallsyms on every patched kernel, whatever is loaded).  Answered
+ * once, before any test changes anything.
  */
 static inline int ap_builtin_profiler(void)
 {
-	return ap_sh("test -e /lib/modules/$(uname -r)/extra/allocprof.ko") != 0 &&
-	       access(AP_ALLOCINFO, R_OK) == 0;
+	static int builtin = -1;
+
+	if (builtin < 0)
+		builtin = ap_sh("grep -q ' alloc_tag_backend_register$' /proc/kallsyms") != 0;
+	return builtin;
 }
 
 /*
- * Loads allocprof (with args) and the test module; 0 on success.  With
+ * Loads allocprof (with args) and the test module; 0 on success.  An
+ * allocprof already loaded is unloaded first; a test module already loaded
+ * stays, with what it holds (ap_start() starts from nothing).  With
  * upstream's built-in profiler, only the test module.
  */
 static inline int ap_load(const char *args)
@@ -516,6 +580,26 @@ static inline int ap_load(const char *args)
 	if (!ap_module_loaded("allocprof_test") && ap_sh("modprobe allocprof_test"))
 		return -1;
 	return 0;
+}
+
+/*
+ * A program's start from a clean state, whatever ran before it: the test
+ * modules an earlier program left (with their memory: allocprof_test frees
+ * all it holds when it goes) and allocprof are unloaded, then loaded
+ * afresh as by ap_load(args); 0 on success.
+ */
+static inline int ap_start(const char *args)
+{
+	static const char *const mods[] = { "allocprof_test2", "allocprof_test", "allocprof" };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(mods); i++) {
+		if (ap_module_loaded(mods[i]) && ap_sh("rmmod %s", mods[i])) {
+			ksft_print_msg("cannot unload %s, left by an earlier test\n", mods[i]);
+			return -1;
+		}
+	}
+	return ap_load(args);
 }
 
 /*
