@@ -13,10 +13,16 @@
  *   load has no record to adopt: it counts from its load and flags every
  *   call site there is.
  * - allocprof.* parameters on the kernel command line: the initramfs' init
- *   loaded allocprof before anything else, with those parameters.
+ *   loaded allocprof before anything else, with those parameters: each of
+ *   its parameters reads the command line's value, or else its default (as
+ *   a load without parameters shows it, at the end), and the format is the
+ *   one it reads.
  * - neither: allocprof loaded from a shell counts from its load: every
  *   call site of vmlinux is accurate:no, the test module's (loaded after
  *   it) are not, until profiling is switched off and on again.
+ *
+ * A command line with both alloc_tag.record and allocprof.* parameters is
+ * none of these ways, and fails.
  *
  * Each way prints the coverage: the bytes /proc/allocinfo attributes over
  * MemTotal - MemFree (make bench compares them right after boot).
@@ -100,7 +106,7 @@ static int header_is(const char *version)
 {
 	char buf[64], want[64];
 
-	snprintf(want, sizeof(want), "allocinfo - version: %s\n", version);
+	snprintf(want, sizeof(want), AP_VERSION_LINE("%s"), version);
 	return ap_read_file(AP_ALLOCINFO, buf, sizeof(buf)) > 0 &&
 	       !strncmp(buf, want, strlen(want));
 }
@@ -138,26 +144,41 @@ static int find_site(const char *name, struct ap_testsite *site)
 	return -1;
 }
 
-static void recorded(void)
-{
-	struct ap_testsite sites[MAX_SITES];
-	long live[MAX_SITES];
-	int n, i, ok, lines, no;
+/* The test module's sites, and how many entries each has live. */
+static struct ap_testsite sites[MAX_SITES];
+static long live[MAX_SITES];
+static int nsites;
 
+static void counts_since_load(const char *what)
+{
+	ksft_test_result(ap_sh("dmesg | grep 'allocprof: counting since' | tail -n1 | grep -q 'since load'") == 0,
+			 "%s\n", what);
+}
+
+/* The kernel records from boot; allocprof_test loads before allocprof. */
+static void r_recording(int i)
+{
+	(void)i;
 	ksft_test_result(kmsg_has("alloc_tag: recording call sites from boot") &&
 			 !ap_module_loaded("allocprof"),
 			 "the kernel records from boot, allocprof is not loaded\n");
-	if (ap_sh("modprobe allocprof_test"))
-		ksft_exit_fail_msg("cannot load allocprof_test\n");
-	n = ap_testsites(sites, MAX_SITES);
-	if (n <= 0)
-		ksft_exit_fail_msg("cannot read the test module's sites\n");
-	ksft_set_plan(7 + 2 * n);
-	ksft_test_result_pass("the test module loaded before allocprof\n");
+}
 
-	/* Allocate everywhere, free a part at every second site. */
-	ok = 1;
-	for (i = 0; i < n; i++) {
+static void r_test_module_first(int i)
+{
+	(void)i;
+	ksft_test_result(ap_module_loaded("allocprof_test") && !ap_module_loaded("allocprof") &&
+			 access(AP_ALLOCINFO, F_OK) != 0,
+			 "the test module loaded before allocprof: no /proc/allocinfo yet\n");
+}
+
+/* Allocate everywhere, free a part at every second site. */
+static void r_allocate(int j)
+{
+	int i, ok = 1;
+
+	(void)j;
+	for (i = 0; i < nsites; i++) {
 		ok &= ap_test_alloc(sites[i].name, N_ALLOC) == 0;
 		if (i % 2)
 			ok &= ap_test_free_n(sites[i].name, 1) == 0;
@@ -165,118 +186,323 @@ static void recorded(void)
 		ok &= live[i] > 0;
 	}
 	ksft_test_result(ok, "%d sites: %d allocations each, one freed at every second site\n",
-			 n, N_ALLOC);
+			 nsites, N_ALLOC);
+}
 
-	ok = ap_sh("modprobe allocprof allocinfo_format=2.0") == 0;
+static void r_adopt(int i)
+{
+	int ok = ap_sh("modprobe allocprof allocinfo_format=2.0") == 0;
+
+	(void)i;
 	ksft_test_result(ok && kmsg_has("allocprof: counting since boot: adopted"),
 			 "allocprof loaded late adopts the kernel's record\n");
 	ap_sh("dmesg | sed -n 's/.*allocprof: counting since boot: /# /p'");
+}
+
+static void r_format(int i)
+{
+	int lines, no;
+
+	(void)i;
 	ksft_test_result(header_is("2.0"), "allocinfo_format=2.0: version 2.0\n");
 	coverage();
-
-	for (i = 0; i < n; i++)
-		ksft_test_result(site_is(&sites[i], live[i], 0),
-				 "%s: %ld entries allocated before the load, exact and accurate\n",
-				 sites[i].name, live[i]);
 	vmlinux_lines(&lines, &no);
 	ksft_print_msg("%d of %d vmlinux call sites accurate:no\n", no, lines);
-	for (i = 0; i < n; i++)
-		ksft_test_result(ap_test_free(sites[i].name) == 0 && site_is(&sites[i], 0, 0),
-				 "%s: 0/0 after freeing what was allocated before the load\n",
-				 sites[i].name);
+}
 
-	/* The record is gone with the first load. */
-	ok = ap_sh("rmmod allocprof") == 0 &&
-	     ap_sh("modprobe allocprof allocinfo_format=2.0") == 0 &&
-	     ap_test_alloc(sites[0].name, N_ALLOC) == 0;
+static void r_site_exact(int i)
+{
+	ksft_test_result(site_is(&sites[i], live[i], 0),
+			 "%s: %ld entries allocated before the load, exact and accurate\n",
+			 sites[i].name, live[i]);
+}
+
+static void r_site_freed(int i)
+{
+	ksft_test_result(ap_test_free(sites[i].name) == 0 && site_is(&sites[i], 0, 0),
+			 "%s: 0/0 after freeing what was allocated before the load\n", sites[i].name);
+}
+
+/* The record is gone with the first load. */
+static void r_second_load(int i)
+{
+	int ok = ap_sh("rmmod allocprof") == 0 &&
+		 ap_sh("modprobe allocprof allocinfo_format=2.0") == 0 &&
+		 ap_test_alloc(sites[0].name, N_ALLOC) == 0;
+
+	(void)i;
 	live[0] = ap_testsite_live(sites[0].name);
 	ksft_test_result(ok && ap_sh("dmesg | grep 'allocprof: counting since' | tail -n1 | grep -q 'since load'") == 0 &&
 			 site_is(&sites[0], live[0], 1),
 			 "a second load counts since its load, flagging the sites there were\n");
+}
+
+static void r_unload(int i)
+{
+	(void)i;
 	ksft_test_result(ap_test_free(sites[0].name) == 0 && ap_sh("rmmod allocprof_test") == 0 &&
 			 ap_sh("rmmod allocprof") == 0, "unload\n");
 }
 
-/* Init loaded allocprof from the initramfs, with the command line's parameters. */
-static void early(void)
+static const struct ap_step recorded_steps[] = {
+	AP_STEP(r_recording),
+	AP_STEP(r_test_module_first),
+	AP_STEP(r_allocate),
+	AP_STEP(r_adopt),
+	AP_STEP(r_format),
+	AP_STEP_EACH(r_site_exact, &nsites),
+	AP_STEP_EACH(r_site_freed, &nsites),
+	AP_STEP(r_second_load),
+	AP_STEP(r_unload),
+};
+
+static void recorded(void)
 {
-	static const char *const names[] = { "mem_profiling", "allocinfo_format", "debug" };
-	struct ap_testsite site;
-	unsigned int i;
-	int ok = 1, lines, no;
+	if (ap_sh("modprobe allocprof_test"))
+		ksft_exit_fail_msg("cannot load allocprof_test\n");
+	nsites = ap_testsites(sites, MAX_SITES);
+	if (nsites <= 0)
+		ksft_exit_fail_msg("cannot read the test module's sites\n");
+	AP_RUN_STEPS(recorded_steps);
+}
 
-	ksft_set_plan(6);
-	ksft_test_result(ap_module_loaded("allocprof"), "allocprof was loaded from the initramfs\n");
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		char key[64], path[128], buf[64];
-		const char *want;
+/*
+ * The early way: allocprof's parameters as init loaded it (every file of
+ * /sys/module/allocprof/parameters), read before anything changes them.
+ */
+#define MAX_PARAMS 8
+static char pnames[MAX_PARAMS][32], pvalues[MAX_PARAMS][64];
+static int nparams;
 
-		snprintf(key, sizeof(key), "allocprof.%s", names[i]);
-		want = param(key);
-		if (!want)
-			continue;
-		snprintf(path, sizeof(path), "/sys/module/allocprof/parameters/%s", names[i]);
-		if (ap_read_file(path, buf, sizeof(buf)) <= 0 || strncmp(buf, want, strlen(want))) {
-			ksft_print_msg("%s: the command line says %s\n", path, want);
-			ok = 0;
-		}
-	}
-	ksft_test_result(ok, "the command line's allocprof.* parameters reached it\n");
-	ksft_test_result(kmsg_has("allocprof: counting since load"),
-			 "it says it counts since its load\n");
+/* The value parameter name has now (its sysfs file, without the newline). */
+static int param_now(const char *name, char *buf, size_t size)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/allocprof/parameters/%.31s", name);
+	if (ap_read_file(path, buf, size) <= 0)
+		return -1;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* The format init's allocprof was loaded with (its parameter). */
+static const char *early_format(void)
+{
+	int i;
+
+	for (i = 0; i < nparams; i++)
+		if (!strcmp(pnames[i], "allocinfo_format"))
+			return pvalues[i];
+	return "?";
+}
+
+static void e_loaded(int i)
+{
+	(void)i;
+	ksft_test_result(ap_module_loaded("allocprof") && nparams > 0,
+			 "allocprof was loaded from the initramfs (%d parameters)\n", nparams);
+}
+
+static void e_counts_since_load(int i)
+{
+	(void)i;
+	counts_since_load("it says it counts since its load");
+}
+
+/*
+ * Format 2.0 flags every vmlinux call site (allocprof counts since its
+ * load), format 1.0 has no flag to show.
+ */
+static void e_format(int i)
+{
+	const char *fmt = early_format();
+	int lines, no, v2 = !strcmp(fmt, "2.0");
+
+	(void)i;
 	coverage();
 	vmlinux_lines(&lines, &no);
-	ksft_test_result(lines > 100 && (!header_is("2.0") || no == lines),
-			 "%d of %d vmlinux call sites accurate:no (format %s)\n", no, lines,
-			 header_is("2.0") ? "2.0: all of them" : "1.0: none shown");
+	ksft_test_result(header_is(fmt) && lines > 100 && no == (v2 ? lines : 0),
+			 "format %s: %d of %d vmlinux call sites accurate:no, expected %s\n", fmt, no,
+			 lines, v2 ? "all" : "none");
+}
+
+static void e_later_module(int i)
+{
+	struct ap_testsite site;
+	int ok;
+
+	(void)i;
 	ok = ap_sh("modprobe allocprof_test") == 0 && ap_test_alloc("kmalloc_100", N_ALLOC) == 0 &&
 	     find_site("kmalloc_100", &site) == 0 && site_is(&site, N_ALLOC, 0);
 	ksft_test_result(ok, "a module loaded later is counted exactly and accurately\n");
+}
+
+static void e_unload_test_module(int i)
+{
+	(void)i;
 	ksft_test_result(ap_test_free("kmalloc_100") == 0 && ap_sh("rmmod allocprof_test") == 0,
 			 "free and unload the test module\n");
 }
 
-/* Loaded from a shell without the record (the suite's usual way). */
-static void late(void)
+/*
+ * Every parameter init's load had is the command line's allocprof.<name>,
+ * or, where the command line has none, the default: what a load without
+ * parameters (insmod, which reads no command line) shows.  And every
+ * allocprof.* of the command line is a parameter there is.
+ */
+static void e_parameters(int j)
 {
-	struct ap_testsite site;
+	int i, ok = ap_sh("rmmod allocprof") == 0 &&
+		    ap_sh("insmod /lib/modules/$(uname -r)/extra/allocprof.ko") == 0;
+	char *p;
+
+	(void)j;
+	for (i = 0; ok && i < nparams; i++) {
+		char key[64], dflt[64];
+		const char *cmd;
+
+		snprintf(key, sizeof(key), "allocprof.%.31s", pnames[i]);
+		cmd = param(key);
+		if (param_now(pnames[i], dflt, sizeof(dflt))) {
+			ok = 0;
+			break;
+		}
+		if (strcmp(pvalues[i], cmd ? cmd : dflt)) {
+			ksft_print_msg("%s reads %s; the command line says %s, the default is %s\n",
+				       pnames[i], pvalues[i], cmd ? cmd : "nothing", dflt);
+			ok = 0;
+		} else {
+			ksft_print_msg("%s: %s (%s)\n", pnames[i], pvalues[i],
+				       cmd ? "the command line's" : "the default");
+		}
+	}
+	for (p = cmdline; (p = strstr(p, "allocprof.")); p++) {
+		char name[32] = "";
+
+		if (p != cmdline && p[-1] != ' ')
+			continue;
+		sscanf(p + strlen("allocprof."), "%31[^= ]", name);
+		for (i = 0; i < nparams && strcmp(pnames[i], name); i++)
+			;
+		if (i == nparams) {
+			ksft_print_msg("the command line's allocprof.%s is no parameter\n", name);
+			ok = 0;
+		}
+	}
+	ksft_test_result(ok && ap_sh("rmmod allocprof") == 0,
+			 "each of the %d parameters is the command line's or the default\n", nparams);
+}
+
+static const struct ap_step early_steps[] = {
+	AP_STEP(e_loaded),
+	AP_STEP(e_counts_since_load),
+	AP_STEP(e_format),
+	AP_STEP(e_later_module),
+	AP_STEP(e_unload_test_module),
+	AP_STEP(e_parameters),
+};
+
+/* Init loaded allocprof from the initramfs, with the command line's parameters. */
+static void early(void)
+{
+	char list[512], *name, *save = NULL;
+
+	if (ap_sh_out(list, sizeof(list), "ls /sys/module/allocprof/parameters") == 0) {
+		for (name = strtok_r(list, "\n", &save); name && nparams < MAX_PARAMS;
+		     name = strtok_r(NULL, "\n", &save)) {
+			snprintf(pnames[nparams], sizeof(pnames[0]), "%s", name);
+			if (param_now(name, pvalues[nparams], sizeof(pvalues[0])) == 0)
+				nparams++;
+		}
+	}
+	AP_RUN_STEPS(early_steps);
+}
+
+/* Loaded from a shell without the record (the suite's usual way). */
+static struct ap_testsite k100;
+
+static void l_counts_since_load(int i)
+{
+	(void)i;
+	counts_since_load("allocprof says it counts since its load");
+}
+
+static void l_vmlinux_inaccurate(int i)
+{
 	int lines, no;
 
-	ksft_set_plan(5);
-	ap_sh("rmmod allocprof_test 2>/dev/null");
-	if (ap_load("allocinfo_format=2.0"))
-		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
-	ksft_test_result(ap_sh("dmesg | grep 'allocprof: counting since' | tail -n1 | grep -q 'since load'") == 0,
-			 "allocprof says it counts since its load\n");
+	(void)i;
 	coverage();
 	vmlinux_lines(&lines, &no);
-	ksft_test_result(lines > 100 && no == lines, "%d of %d vmlinux call sites accurate:no\n", no,
-			 lines);
-	if (find_site("kmalloc_100", &site))
-		ksft_exit_fail_msg("no test site kmalloc_100\n");
-	ksft_test_result(ap_test_alloc("kmalloc_100", N_ALLOC) == 0 && site_is(&site, N_ALLOC, 0),
+	ksft_test_result(header_is("2.0") && lines > 100 && no == lines,
+			 "%d of %d vmlinux call sites accurate:no\n", no, lines);
+}
+
+static void l_test_module(int i)
+{
+	(void)i;
+	ksft_test_result(ap_test_alloc("kmalloc_100", N_ALLOC) == 0 && site_is(&k100, N_ALLOC, 0),
 			 "the test module, loaded after allocprof, is counted accurately\n");
+}
+
+static void l_off_on(int i)
+{
+	(void)i;
 	ksft_test_result(ap_write_file(AP_SYSCTL, "0", 1) == 0 && ap_write_file(AP_SYSCTL, "1", 1) == 0 &&
-			 site_is(&site, N_ALLOC, 1),
+			 site_is(&k100, N_ALLOC, 1),
 			 "after profiling was off for a while it is accurate:no\n");
-	ksft_test_result(ap_test_free("kmalloc_100") == 0 && site_is(&site, 0, 1) &&
+}
+
+static void l_unload(int i)
+{
+	(void)i;
+	ksft_test_result(ap_test_free("kmalloc_100") == 0 && site_is(&k100, 0, 1) &&
 			 ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
 			 "free and unload\n");
 }
 
+static const struct ap_step late_steps[] = {
+	AP_STEP(l_counts_since_load),
+	AP_STEP(l_vmlinux_inaccurate),
+	AP_STEP(l_test_module),
+	AP_STEP(l_off_on),
+	AP_STEP(l_unload),
+};
+
+static void late(void)
+{
+	if (ap_start("allocinfo_format=2.0"))
+		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
+	if (find_site("kmalloc_100", &k100))
+		ksft_exit_fail_msg("no test site kmalloc_100\n");
+	AP_RUN_STEPS(late_steps);
+}
+
 int main(void)
 {
+	const char *record;
+
 	ksft_print_header();
 	if (ap_builtin_profiler())
 		ksft_exit_skip("upstream's built-in profiler: nothing is loaded\n");
 	if (ap_read_file("/proc/cmdline", cmdline, sizeof(cmdline)) <= 0)
 		ksft_exit_fail_msg("cannot read /proc/cmdline\n");
 	cmdline[strcspn(cmdline, "\n")] = '\0';
-	if (param("alloc_tag.record") && !ap_module_loaded("allocprof"))
+	record = param("alloc_tag.record");
+	if (record && strstr(cmdline, "allocprof."))
+		ksft_exit_fail_msg("booted with alloc_tag.record and allocprof.*: no way of this test\n");
+	if (record && strcmp(record, "1"))
+		ksft_exit_fail_msg("alloc_tag.record=%s: the record way wants 1\n", record);
+	if (record) {
+		ksft_print_msg("booted with alloc_tag.record=1: the kernel records from boot\n");
 		recorded();
-	else if (strstr(cmdline, "allocprof."))
+	} else if (strstr(cmdline, "allocprof.")) {
+		ksft_print_msg("booted with allocprof.* parameters: init loads allocprof\n");
 		early();
-	else
+	} else {
+		ksft_print_msg("booted plainly: allocprof is loaded from the shell\n");
 		late();
+	}
 	ksft_finished();
 }
