@@ -1,7 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Debug mode (`debug=1`): reports of what the profiler cannot count
-//! right, in place of upstream's `CONFIG_MEM_ALLOC_PROFILING_DEBUG`.
+//! right.  Of what upstream 6.12's `CONFIG_MEM_ALLOC_PROFILING_DEBUG` does,
+//! which the patch series removes from the kernel, it covers the two
+//! allocation checks of `alloc_tag_add_check()` ("current->alloc_tag not
+//! set": the untagged allocation below; "alloc_tag was not cleared": the
+//! allocation over a live reference) and the read-only `vm.mem_profiling`;
+//! not the free check of `alloc_tag_sub_check()` ("alloc_tag was not set",
+//! see below) nor `alloc_tag_restore()`'s "current->alloc_tag was changed"
+//! (a nested `alloc_hooks()` that did not restore the tag).  It adds one
+//! check upstream has not: the free of a foreign slot value.
 //!
 //! What is reported, each once per call chain (the first eight return
 //! addresses past the hooks), with the chain, as `allocprof: ...` lines at
