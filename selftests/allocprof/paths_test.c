@@ -12,7 +12,9 @@
  *   partly unmapped;
  * - anonymous pages moved to the other node with move_pages(2): the pages
  *   keep their call site, the migration target's call site shows nothing;
- * - compaction (/proc/sys/vm/compact_memory) moving pages changes no figure.
+ * - compaction (/proc/sys/vm/compact_memory) moving pages changes no figure:
+ *   the test's own pages moved (their page frame numbers in
+ *   /proc/self/pagemap changed), or the check fails.
  *
  * It runs on the upstream flavour too, against upstream's built-in
  * profiler (the oracle): the same workload must give the same figures.
@@ -25,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -39,8 +42,13 @@
 #define COMPACT_BYTES (256UL << 20)
 /* Every other run of this many pages is freed before compaction. */
 #define COMPACT_HOLE 16
-/* include/linux/memcontrol.h: pages a CPU precharges at once. */
-#define MEMCG_CHARGE_BATCH 64
+/*
+ * MEMCG_CHARGE_BATCH, the pages a CPU precharges at once, comes from the
+ * kernel's include/linux/memcontrol.h (the Makefile reads it).
+ */
+#ifndef MEMCG_CHARGE_BATCH
+#error "MEMCG_CHARGE_BATCH: build with the selftests' Makefile"
+#endif
 #define CGROUP "/sys/fs/cgroup/allocprof_paths"
 
 static char info[INFO_SIZE];
@@ -441,12 +449,59 @@ static void migrate(void)
 	ksft_test_result(ok, "migration: unmapped: back to the figures before\n");
 }
 
-/* Compaction migrates pages and changes no figure. */
+/* The page frame numbers of the compaction test's pages, before and after. */
+#define COMPACT_PAGES (COMPACT_BYTES / 4096)
+static uint64_t pfn_before[COMPACT_PAGES], pfn_after[COMPACT_PAGES];
+
+/*
+ * /proc/self/pagemap's entries of the n pages at map (bit 63: present;
+ * bits 0-54: the page frame number, shown to root); 0 or -1.
+ */
+static int pagemap(const char *map, uint64_t *e, size_t n)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	off_t off = (uintptr_t)map / page_size * sizeof(*e);
+	ssize_t r = fd < 0 ? -1 : pread(fd, e, n * sizeof(*e), off);
+
+	if (fd >= 0)
+		close(fd);
+	return r == (ssize_t)(n * sizeof(*e)) ? 0 : -1;
+}
+
+#define PM_PRESENT (1ULL << 63)
+#define PM_PFN(e) ((e) & ((1ULL << 55) - 1))
+
+/*
+ * Of the pages present before, how many moved (another frame after); -1 if
+ * one went away or the frames are not shown (0).
+ */
+static long moved_pages(size_t n, long *present)
+{
+	long moved = 0;
+
+	*present = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(pfn_before[i] & PM_PRESENT))
+			continue;
+		(*present)++;
+		if (!(pfn_after[i] & PM_PRESENT) || !PM_PFN(pfn_before[i]))
+			return -1;
+		moved += PM_PFN(pfn_before[i]) != PM_PFN(pfn_after[i]);
+	}
+	return moved;
+}
+
+/*
+ * Compaction migrates pages and changes no figure: the test's own pages
+ * are among those it moves (their frames change), so the figures of their
+ * call site had something to keep.
+ */
 static void compaction(void)
 {
 	const char *funcs[] = { "folio_prealloc", "alloc_migration_target" };
 	static struct snap a[2], b[2], c;
 	long long migrated;
+	long nmoved = -1, present = 0;
 	const struct line *l;
 	char *map;
 	int ok = 1;
@@ -464,11 +519,18 @@ static void compaction(void)
 		ok &= take(funcs[i], &a[i]) == 0;
 	l = ok ? moved(&c, &a[0], funcs[0], COMPACT_BYTES / 2, COMPACT_BYTES / 2 / page_size) : NULL;
 	migrated = vmstat("pgmigrate_success");
-	ok = l && ap_write_file("/proc/sys/vm/compact_memory", "1", 1) == 0;
+	ok = l && pagemap(map, pfn_before, COMPACT_PAGES) == 0 &&
+	     ap_write_file("/proc/sys/vm/compact_memory", "1", 1) == 0;
 	for (int i = 0; ok && i < 2; i++)
 		ok &= take(funcs[i], &b[i]) == 0;
 	migrated = vmstat("pgmigrate_success") - migrated;
-	ksft_test_result(ok && migrated > 0, "compaction: %lld pages migrated\n", migrated);
+	ok = ok && pagemap(map, pfn_after, COMPACT_PAGES) == 0;
+	if (ok)
+		nmoved = moved_pages(COMPACT_PAGES, &present);
+	ksft_print_msg("compaction: %lld pages migrated in all\n", migrated);
+	ksft_test_result(ok && nmoved > 0,
+			 "compaction: %ld of the test's %ld pages moved to other frames\n", nmoved,
+			 present);
 	ok = ok && unchanged(&a[0], &b[0]) && unchanged(&a[1], &b[1]);
 	ksft_test_result(ok, "compaction: no figure of %s or %s changed\n", funcs[0], funcs[1]);
 	munmap(map, COMPACT_BYTES);
@@ -492,6 +554,8 @@ int main(void)
 	ksft_set_plan(1 + BATCH_TESTS + PARTIAL_TESTS + ACCOUNT_TESTS + THP_TESTS + MIGRATE_TESTS +
 		      COMPACT_TESTS + 1);
 	page_size = sysconf(_SC_PAGESIZE);
+	if (page_size != COMPACT_BYTES / COMPACT_PAGES)
+		ksft_exit_fail_msg("page size %ld: COMPACT_PAGES wants 4096\n", page_size);
 	/* One CPU (node 0): one memcg charge stock, pages placed on node 0. */
 	CPU_ZERO(&cpu0);
 	CPU_SET(0, &cpu0);
@@ -502,13 +566,15 @@ int main(void)
 	 * kernel writing move_pages()'s answers, later touches no new page.
 	 */
 	memset(info, 1, sizeof(info));
+	memset(pfn_before, 0, sizeof(pfn_before));
+	memset(pfn_after, 0, sizeof(pfn_after));
 	prefault_stack();
 	vmstat("pgmigrate_success");
 	if (mlockall(MCL_CURRENT))
 		ksft_exit_fail_msg("mlockall: %s\n", strerror(errno));
 	builtin = ap_builtin_profiler();
 	ksft_print_msg("profiler: %s\n", builtin ? "upstream's built-in" : "allocprof");
-	ksft_test_result(ap_load(NULL) == 0 && access(AP_ALLOCINFO, R_OK) == 0,
+	ksft_test_result(ap_start(NULL) == 0 && access(AP_ALLOCINFO, R_OK) == 0,
 			 "profiler and allocprof_test loaded\n");
 
 	batch_sites();
