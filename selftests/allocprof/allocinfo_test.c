@@ -62,7 +62,7 @@ int main(void)
 	int n, i;
 
 	ksft_print_header();
-	if (ap_load(NULL))
+	if (ap_start(NULL))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
 	n = ap_testsites(sites, MAX_SITES);
 	if (n <= 0)

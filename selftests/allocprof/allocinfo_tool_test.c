@@ -67,8 +67,7 @@ int main(void)
 	if (access(TOOL, X_OK))
 		ksft_exit_fail_msg("no %s next to the tests\n", TOOL);
 	/* The test module loaded after allocprof: its call sites are accurate. */
-	ap_sh("rmmod allocprof_test 2>/dev/null");
-	if (ap_load("allocinfo_format=2.0"))
+	if (ap_start("allocinfo_format=2.0"))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
 	if (ap_testsite_unit("kmalloc_100", &unit, &calls) || ap_test_alloc("kmalloc_100", 3))
 		ksft_exit_fail_msg("cannot allocate at the test site\n");

@@ -583,12 +583,11 @@ static inline int ap_load(const char *args)
 }
 
 /*
- * A program's start from a clean state, whatever ran before it: the test
- * modules an earlier program left (with their memory: allocprof_test frees
- * all it holds when it goes) and allocprof are unloaded, then loaded
- * afresh as by ap_load(args); 0 on success.
+ * Unloads the test modules an earlier program left (with their memory:
+ * allocprof_test frees all it holds when it goes) and allocprof; 0 when
+ * none of them is loaded any more.
  */
-static inline int ap_start(const char *args)
+static inline int ap_unload_all(void)
 {
 	static const char *const mods[] = { "allocprof_test2", "allocprof_test", "allocprof" };
 	unsigned int i;
@@ -599,7 +598,17 @@ static inline int ap_start(const char *args)
 			return -1;
 		}
 	}
-	return ap_load(args);
+	return 0;
+}
+
+/*
+ * A program's start from a clean state, whatever ran before it: what
+ * ap_unload_all() unloads goes, then allocprof (with args) and the test
+ * module are loaded afresh as by ap_load(); 0 on success.
+ */
+static inline int ap_start(const char *args)
+{
+	return ap_unload_all() ? -1 : ap_load(args);
 }
 
 /*

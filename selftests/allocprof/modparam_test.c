@@ -23,8 +23,8 @@ int main(void)
 {
 	ksft_print_header();
 	ksft_set_plan(2 * ARRAY_SIZE(bad) + 5);
-	if (ap_module_loaded("allocprof"))
-		ap_sh("rmmod allocprof");
+	if (ap_unload_all())
+		ksft_exit_fail_msg("cannot unload what an earlier test left\n");
 	ap_sh("dmesg -c >/dev/null");
 
 	ap_check_bad_params(bad, ARRAY_SIZE(bad), "mem_profiling",

@@ -119,9 +119,7 @@ int main(void)
 	int i, ok;
 
 	ksft_print_header();
-	if (ap_module_loaded(T2))
-		ap_sh("rmmod " T2);
-	if (ap_load(NULL) || !free_adopted())
+	if (ap_start(NULL))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
 	ap_sh("dmesg -c >/dev/null");
 	ksft_set_plan(13);

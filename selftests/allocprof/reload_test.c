@@ -22,7 +22,7 @@ int main(void)
 
 	ksft_print_header();
 	ksft_set_plan(CYCLES * 3 + 1);
-	if (ap_load(NULL))
+	if (ap_start(NULL))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
 	n = ap_testsites(all, 32);
 	for (s = 0; s < NSITES; s++) {

@@ -147,7 +147,7 @@ int main(void)
 
 	ksft_print_header();
 	ksft_set_plan(8);
-	if (ap_load(NULL))
+	if (ap_start(NULL))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
 	n = ap_testsites(sites, 32);
 	for (i = 0; i < n && strcmp(sites[i].name, SITE); i++)

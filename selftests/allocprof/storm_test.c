@@ -792,7 +792,7 @@ int main(void)
 	module_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (module_fd < 0)
 		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));
-	if (ap_load(NULL))
+	if (ap_start(NULL))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
 	nsites = ap_testsites(sites, MAX_SITES);
 	for (s = 0; s < nsites; s++)

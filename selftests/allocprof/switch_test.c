@@ -103,7 +103,7 @@ int main(void)
 
 	ksft_print_header();
 	ksft_set_plan(NSCENARIOS * 2 + 1);
-	if (ap_load(NULL))
+	if (ap_start(NULL))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
 	if (ap_read_file(NESTED, buf, sizeof(buf)) <= 0 || (run_bytes = atoll(buf)) <= 0)
 		ksft_exit_fail_msg("cannot read %s\n", NESTED);

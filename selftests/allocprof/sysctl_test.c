@@ -54,7 +54,7 @@ int main(void)
 
 	ksft_print_header();
 	ksft_set_plan(14 + ARRAY_SIZE(bad_writes) + 1);
-	if (ap_load(NULL))
+	if (ap_start(NULL))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
 	slab = ap_slab_size("kmalloc-128");
 
