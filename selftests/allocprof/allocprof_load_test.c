@@ -1,25 +1,77 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * allocprof_load_test: the Rust module loads with modprobe, shows in
- * /proc/modules, says so in the kernel log, and unloads again.
+ * /proc/modules, says so in the kernel log (one "loaded: mem_profiling=1"
+ * line and one "counting since load" line, nothing else of allocprof's),
+ * and unloads again, saying "unloaded".
  */
 #include "allocprof_lib.h"
 
-int main(void)
+/* The kernel log since the last dmesg -c has exactly one line matching re. */
+static int one_kmsg(const char *re)
+{
+	long n = ap_sh_num("dmesg | grep -c '%s'", re);
+
+	if (n != 1)
+		ksft_print_msg("%ld kernel log line(s) match '%s', expected 1\n", n, re);
+	return n == 1;
+}
+
+static void t_modprobe(int i)
+{
+	(void)i;
+	ap_sh("dmesg -c >/dev/null");
+	ksft_test_result(ap_sh("modprobe allocprof") == 0, "modprobe allocprof\n");
+}
+
+static void t_listed(int i)
+{
+	(void)i;
+	ksft_test_result(ap_module_loaded("allocprof"), "listed in /proc/modules\n");
+}
+
+static void t_live(int i)
 {
 	char buf[256];
 
-	ksft_print_header();
-	ksft_set_plan(4);
-
-	if (ap_module_loaded("allocprof"))
-		ap_sh("rmmod allocprof");
-
-	ksft_test_result(ap_sh("modprobe allocprof") == 0, "modprobe allocprof\n");
-	ksft_test_result(ap_module_loaded("allocprof"), "listed in /proc/modules\n");
+	(void)i;
 	ksft_test_result(ap_read_file("/sys/module/allocprof/initstate", buf, sizeof(buf)) > 0 &&
 			 !strcmp(buf, "live\n"), "initstate is live\n");
-	ksft_test_result(ap_sh("rmmod allocprof") == 0 && !ap_module_loaded("allocprof"),
-			 "rmmod allocprof\n");
+}
+
+static void t_load_log(int i)
+{
+	long all = ap_sh_num("dmesg | grep -c '%s'", "allocprof: ");
+	int ok = one_kmsg("allocprof: loaded: mem_profiling=1, [0-9]* call sites, ") &&
+		 one_kmsg("allocprof: counting since load: ");
+
+	(void)i;
+	if (all != 2)
+		ksft_print_msg("%ld lines of allocprof's in the kernel log, expected 2\n", all);
+	ksft_test_result(ok && all == 2, "the kernel log says it loaded and counts since its load\n");
+}
+
+static void t_rmmod(int i)
+{
+	(void)i;
+	ap_sh("dmesg -c >/dev/null");
+	ksft_test_result(ap_sh("rmmod allocprof") == 0 && !ap_module_loaded("allocprof") &&
+			 one_kmsg("allocprof: unloaded$"), "rmmod allocprof: 'unloaded' in the log\n");
+}
+
+static const struct ap_step steps[] = {
+	AP_STEP(t_modprobe),
+	AP_STEP(t_listed),
+	AP_STEP(t_live),
+	AP_STEP(t_load_log),
+	AP_STEP(t_rmmod),
+};
+
+int main(void)
+{
+	ksft_print_header();
+	if (ap_unload_all())
+		ksft_exit_fail_msg("cannot unload what an earlier test left\n");
+	AP_RUN_STEPS(steps);
 	ksft_finished();
 }
