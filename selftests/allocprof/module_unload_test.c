@@ -113,61 +113,142 @@ static int unload_messages(unsigned long n)
 	return ok;
 }
 
-int main(void)
+/* The allocations allocprof_test2 makes at each site on a load. */
+static unsigned long nr;
+
+static void t_modprobe(int i)
 {
-	unsigned long nr;
-	int i, ok;
+	int s;
 
-	ksft_print_header();
-	if (ap_start(NULL))
-		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
-	ap_sh("dmesg -c >/dev/null");
-	ksft_set_plan(13);
-
+	(void)i;
 	ksft_test_result(ap_sh("modprobe " T2) == 0, "modprobe " T2 "\n");
 	nsites = ap_testsites_of(T2_SITES, sites, MAX_SITES);
 	if (nsites <= 0)
 		ksft_exit_fail_msg("cannot read " T2_SITES "\n");
-	for (i = 0; i < nsites; i++)
-		if (ap_unit(&sites[i], &unit[i], &ucalls[i]))
-			ksft_exit_fail_msg("%s: bytes per call unknown\n", sites[i].name);
+	for (s = 0; s < nsites; s++)
+		if (ap_unit(&sites[s], &unit[s], &ucalls[s]))
+			ksft_exit_fail_msg("%s: bytes per call unknown\n", sites[s].name);
 	nr = sites[0].live;
+}
 
+static void t_lines(int i)
+{
+	(void)i;
 	ksft_test_result(t2_lines(1, nr), "%d call sites of [" T2 "], %lu allocations each\n",
 			 nsites, nr);
+}
+
+static void t_rmmod_live(int i)
+{
+	(void)i;
 	ksft_test_result(ap_sh("rmmod " T2) == 0 && t2_lines(1, nr),
 			 "rmmod with the memory live: the call sites stay, same figures\n");
+}
+
+static void t_messages(int i)
+{
+	(void)i;
 	ksft_test_result(unload_messages(nr),
 			 "the kernel log names each call site with memory at unload, once\n");
+}
+
+static void t_side_by_side(int i)
+{
+	(void)i;
 	ksft_test_result(ap_sh("modprobe " T2) == 0 && t2_lines(2, nr),
 			 "modprobe again: the old and the new lines side by side, each exact\n");
+}
+
+static void t_free_all(int i)
+{
+	(void)i;
 	ksft_test_result(free_adopted() && t2_lines(1, 0),
 			 "freeing all: the unloaded module's lines go, the loaded one's read 0/0\n");
+}
+
+static void t_none_negative(int i)
+{
+	(void)i;
 	ksft_test_result(none_negative(T2) && none_negative("allocprof_test"),
 			 "no figure of the test modules is negative\n");
+}
 
+static void t_rmmod_empty(int i)
+{
+	int ok;
+
+	(void)i;
 	ap_sh("dmesg -c >/dev/null");
 	ok = ap_sh("rmmod " T2) == 0 && t2_lines(0, 0);
 	ksft_test_result(ok && ap_sh_num("dmesg | grep -c '%s'", UNLOAD_MSG) == 0,
 			 "rmmod with nothing live: the lines go, no message\n");
+}
+
+static void t_fresh(int i)
+{
+	(void)i;
 	ksft_test_result(ap_sh("modprobe " T2) == 0 && t2_lines(1, nr),
 			 "modprobe again: fresh lines from zero\n");
+}
 
-	/* allocprof goes and comes back while allocprof_test2's memory is live. */
-	ok = ap_sh("rmmod allocprof") == 0 && ap_load(NULL) == 0;
+/* allocprof goes and comes back while allocprof_test2's memory is live. */
+static void t_reload(int i)
+{
+	int ok = ap_sh("rmmod allocprof") == 0 && ap_load(NULL) == 0;
+
+	(void)i;
 	ksft_test_result(ok && t2_lines(1, 0),
 			 "allocprof reloaded: the memory allocated before is not counted\n");
+}
+
+static void t_reload_free(int i)
+{
+	(void)i;
 	ksft_test_result(free_adopted() && t2_lines(1, 0) && none_negative(T2),
 			 "freeing that memory leaves 0/0, nothing negative\n");
+}
 
-	/* ... and while an unloaded module's call sites are still shown. */
-	ok = ap_sh("rmmod " T2) == 0 && ap_sh("modprobe " T2) == 0 && ap_sh("rmmod " T2) == 0 &&
-	     t2_lines(1, nr);
+/* ... and while an unloaded module's call sites are still shown. */
+static void t_reload_unloaded(int i)
+{
+	int ok = ap_sh("rmmod " T2) == 0 && ap_sh("modprobe " T2) == 0 && ap_sh("rmmod " T2) == 0 &&
+		 t2_lines(1, nr);
+
+	(void)i;
 	ok &= ap_sh("rmmod allocprof") == 0 && ap_load(NULL) == 0 && t2_lines(0, 0);
 	ksft_test_result(ok && free_adopted() && t2_lines(0, 0) && none_negative("allocprof_test"),
 			 "allocprof reloaded after an unload with memory live: nothing shown, freeing is harmless\n");
+}
 
+static void t_unload(int i)
+{
+	(void)i;
 	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
 			 "unload\n");
+}
+
+static const struct ap_step steps[] = {
+	AP_STEP(t_modprobe),
+	AP_STEP(t_lines),
+	AP_STEP(t_rmmod_live),
+	AP_STEP(t_messages),
+	AP_STEP(t_side_by_side),
+	AP_STEP(t_free_all),
+	AP_STEP(t_none_negative),
+	AP_STEP(t_rmmod_empty),
+	AP_STEP(t_fresh),
+	AP_STEP(t_reload),
+	AP_STEP(t_reload_free),
+	AP_STEP(t_reload_unloaded),
+	AP_STEP(t_unload),
+};
+
+int main(void)
+{
+	ksft_print_header();
+	if (ap_start(NULL))
+		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
+	ap_sh("dmesg -c >/dev/null");
+	AP_RUN_STEPS(steps);
 	ksft_finished();
 }

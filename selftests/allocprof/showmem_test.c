@@ -137,29 +137,35 @@ static int site_line(int at)
 	return 0;
 }
 
-int main(void)
+/* Bytes and calls of one allocation at SITE. */
+static long long unit;
+static unsigned long long calls;
+
+static void t_allocate(int i)
 {
-	struct ap_testsite sites[32];
-	long long unit = 0;
-	unsigned long long calls = 0;
-	char want[96], size[16];
-	int n, i, ok;
+	(void)i;
+	ksft_test_result(ap_test_alloc(SITE, N) == 0 && ap_expect(FUNC, N * unit, N * calls),
+			 "%d allocations at " FUNC "\n", N);
+}
 
-	ksft_print_header();
-	ksft_set_plan(8);
-	if (ap_start(NULL))
-		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
-	n = ap_testsites(sites, 32);
-	for (i = 0; i < n && strcmp(sites[i].name, SITE); i++)
-		;
-	if (i == n || ap_unit(&sites[i], &unit, &calls))
-		ksft_exit_fail_msg("no test site " SITE "\n");
-
-	ok = ap_test_alloc(SITE, N) == 0 && ap_expect(FUNC, N * unit, N * calls);
-	ksft_test_result(ok, "%d allocations at " FUNC "\n", N);
+static void t_one_header(int i)
+{
+	(void)i;
 	ksft_test_result(sysrq_m() == 1, "SysRq-m: one \"Memory allocations:\" header\n");
-	ksft_test_result(report_format(), "%d call sites, upstream's format, biggest first\n", TOP);
+}
 
+static void t_format(int i)
+{
+	(void)i;
+	ksft_test_result(report_format(), "%d call sites, upstream's format, biggest first\n", TOP);
+}
+
+static void t_first(int i)
+{
+	char want[96], size[16];
+	int ok;
+
+	(void)i;
 	size_text(N * unit, size, sizeof(size));
 	snprintf(want, sizeof(want), "%12s %8llu ", size, N * calls);
 	ok = nlines > 1 && !strncmp(lines[1], want, strlen(want)) && site_line(1);
@@ -167,19 +173,61 @@ int main(void)
 		ksft_print_msg("first line '%s', expected '%s... func:" FUNC "'\n",
 			       nlines > 1 ? lines[1] : "", want);
 	ksft_test_result(ok, "the test site comes first: '%s'\n", want);
+}
 
-	ok = ap_test_free(SITE) == 0 && ap_expect(FUNC, 0, 0);
+static void t_freed(int i)
+{
+	int ok = ap_test_free(SITE) == 0 && ap_expect(FUNC, 0, 0);
+
+	(void)i;
 	ksft_test_result(ok && sysrq_m() == 1 && report_format() && !site_line(0),
 			 "after the frees it is no longer listed\n");
+}
 
-	ok = ap_write_file(AP_SYSCTL, "0", 1) == 0;
+static void t_off(int i)
+{
+	int ok = ap_write_file(AP_SYSCTL, "0", 1) == 0;
+
+	(void)i;
 	ksft_test_result(ok && sysrq_m() == 1 && report_format() &&
 			 ap_write_file(AP_SYSCTL, "1", 1) == 0,
 			 "profiling off: still reported\n");
-	ok = ap_write_file(AP_SYSCTL, "never", 5) == 0;
+}
+
+static void t_never(int i)
+{
+	int ok = ap_write_file(AP_SYSCTL, "never", 5) == 0;
+
+	(void)i;
 	ksft_test_result(ok && sysrq_m() == 0, "mem_profiling=never: no report\n");
+}
+
+static void t_unloaded(int i)
+{
+	(void)i;
 	ksft_test_result(ap_sh("rmmod allocprof") == 0 && sysrq_m() == 0 &&
 			 ap_sh("rmmod allocprof_test") == 0,
 			 "allocprof unloaded: no report\n");
+}
+
+static const struct ap_step steps[] = {
+	AP_STEP(t_allocate),
+	AP_STEP(t_one_header),
+	AP_STEP(t_format),
+	AP_STEP(t_first),
+	AP_STEP(t_freed),
+	AP_STEP(t_off),
+	AP_STEP(t_never),
+	AP_STEP(t_unloaded),
+};
+
+int main(void)
+{
+	ksft_print_header();
+	if (ap_start(NULL))
+		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
+	if (ap_testsite_unit(SITE, &unit, &calls))
+		ksft_exit_fail_msg("no test site " SITE "\n");
+	AP_RUN_STEPS(steps);
 	ksft_finished();
 }
