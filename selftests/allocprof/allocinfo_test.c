@@ -15,7 +15,7 @@
 /* Header, then "%12lli %8llu file:line [module] func:name \n" lines. */
 static void check_format(void)
 {
-	static const char header[] = "allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n";
+	static const char header[] = AP_HEADER_V1;
 	regex_t re;
 	size_t len;
 	char *buf = ap_slurp(AP_ALLOCINFO, &len), *line, *save = NULL;

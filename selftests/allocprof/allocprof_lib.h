@@ -389,28 +389,44 @@ static inline long long ap_slab_size(const char *cache)
 }
 
 /*
- * The kmalloc cache kmalloc(size) uses (the smallest of kmalloc_info[] in
- * mm/slab_common.c that fits, as kmalloc_index() picks it for x86-64's
- * 8-byte minimum); NULL above the largest cache.
+ * The kmalloc cache kmalloc(size) uses, as the kernel lists its caches in
+ * /sys/kernel/slab: the smallest "kmalloc-<n>" or "kmalloc-<n>k" whose
+ * object_size fits (kmalloc_index() picks so from kmalloc_info[] in
+ * mm/slab_common.c); NULL above the largest cache.
  */
 static inline const char *ap_kmalloc_cache(long long size)
 {
-	static const struct {
-		long long size;
-		const char *name;
-	} caches[] = {
-		{ 8, "kmalloc-8" },     { 16, "kmalloc-16" },   { 32, "kmalloc-32" },
-		{ 64, "kmalloc-64" },   { 96, "kmalloc-96" },   { 128, "kmalloc-128" },
-		{ 192, "kmalloc-192" }, { 256, "kmalloc-256" }, { 512, "kmalloc-512" },
-		{ 1024, "kmalloc-1k" }, { 2048, "kmalloc-2k" }, { 4096, "kmalloc-4k" },
-		{ 8192, "kmalloc-8k" },
-	};
-	unsigned int i;
+	static char names[16][24];
+	static long long sizes[16];
+	static int n = -1;
+	long long best = -1;
+	int i, pick = -1;
 
-	for (i = 0; i < sizeof(caches) / sizeof(caches[0]); i++)
-		if (size <= caches[i].size)
-			return caches[i].name;
-	return NULL;
+	if (n < 0) {
+		char list[1024], *name, *save = NULL;
+
+		n = 0;
+		if (ap_sh_out(list, sizeof(list),
+			      "ls /sys/kernel/slab | grep -x 'kmalloc-[0-9]*k\\{0,1\\}'") != 0)
+			return NULL;
+		for (name = strtok_r(list, "\n", &save); name && n < 16;
+		     name = strtok_r(NULL, "\n", &save)) {
+			char path[96], buf[32];
+
+			snprintf(path, sizeof(path), "/sys/kernel/slab/%s/object_size", name);
+			if (ap_read_file(path, buf, sizeof(buf)) <= 0)
+				continue;
+			snprintf(names[n], sizeof(names[n]), "%s", name);
+			sizes[n++] = atoll(buf);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (sizes[i] >= size && (best < 0 || sizes[i] < best)) {
+			best = sizes[i];
+			pick = i;
+		}
+	}
+	return pick < 0 ? NULL : names[pick];
 }
 
 /*

@@ -45,8 +45,11 @@
 #define MAX_SITES 32
 #define FAULT_DIR "/sys/kernel/debug"
 #define FAULT_TIMES 1000000
-/* The test results of one storm. */
-#define STORM_RESULTS 8
+/* The test results of one storm, reported after it in this order. */
+enum storm_result {
+	SR_LOADS, SR_RAN, SR_ENOMEM, SR_BOTH_CPUS, SR_READS, SR_SITES, SR_CHAINS, SR_FREED,
+	STORM_RESULTS
+};
 
 /* The per-site flags a load gives the test call sites, in turn. */
 static const char *const watch_commands[] = {
@@ -180,7 +183,7 @@ static char read_buf[READERS][4 << 20];
 
 static void reader(struct storm *st, int k)
 {
-	static const char header[] = "allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n";
+	static const char header[] = AP_HEADER_V1;
 	char *buf = read_buf[k];
 
 	nice(10);
@@ -305,7 +308,7 @@ static int sites_exact(const char *when)
 static int chains_exact(const char *when, int freed)
 {
 	char *stacks = ap_slurp(AP_STACKS, NULL);
-	int ok = stacks && strstr(stacks, "; not tracked: 0 (table full), 0 (nested)\n");
+	int ok = stacks && strstr(stacks, AP_NONE_UNTRACKED);
 
 	if (!ok)
 		ksft_print_msg("%s: %.300s\n", when, stacks ? stacks : "no stacks report");
@@ -376,12 +379,38 @@ static int two_more_rounds(struct storm *st, pid_t *workers)
 	return 1;
 }
 
+/* The results of the last storm, each set once by storm(). */
+static struct {
+	int set, ok;
+	char msg[200];
+} results[STORM_RESULTS];
+
+static __printf(3, 4) void storm_result(enum storm_result r, int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(results[r].msg, sizeof(results[r].msg), fmt, ap);
+	va_end(ap);
+	results[r].ok = ok;
+	results[r].set++;
+}
+
+/* Reports result r of the last storm (a failure if storm() did not set it once). */
+static void report_storm_result(int r)
+{
+	if (results[r].set != 1)
+		ksft_test_result_fail("storm result %d set %d times\n", r, results[r].set);
+	else
+		ksft_test_result(results[r].ok, "%s\n", results[r].msg);
+}
+
 static unsigned long long total_cycles, total_allocations, total_reads;
 static long long total_faults;
 
 /*
  * One storm: the workers (failing allocations if faults), the readers, and
- * cycles loads of allocprof; then the final checks.  Reports its results.
+ * cycles loads of allocprof; then the final checks, in results[].
  */
 static void storm(const char *name, int cycles, int faults)
 {
@@ -479,23 +508,26 @@ static void storm(const char *name, int cycles, int faults)
 	ksft_print_msg("%s: readers: %llu whole reads, %llu cut by an unload, %llu without the file, %llu lines\n",
 		       name, reads, cut, absent, lines);
 
-	ksft_test_result(errs == 0, "%s: %d loads, sysctl 0/1 switches and unloads (%d failed, first %s)\n",
-			 name, cycles, errs, strerror(-first_err));
-	ksft_test_result(wait_ok && loaded, "%s: workers and readers ran to the end\n", name);
-	ksft_test_result(werrs == 0 && (faults ? enomem > 0 : enomem == 0),
-			 "%s: allocations failed only by injected faults (%llu -ENOMEM, %llu other errors, last %d)\n",
-			 name, enomem, werrs, st->last_error[0] ?: st->last_error[1]);
-	ksft_test_result(st->rounds[0] > 2 && st->rounds[1] > 2 && reads > (unsigned long long)cycles / 10,
-			 "%s: both CPUs allocated while readers read (%lu/%lu rounds, %llu reads)\n",
-			 name, st->rounds[0], st->rounds[1], reads);
-	ksft_test_result(bad == 0, "%s: every read well formed, no negative figure (%llu lines)\n",
-			 name, lines);
-	ksft_test_result(loaded && sites_exact(name),
-			 "%s: after it, every site shows exactly what is live\n", name);
-	ksft_test_result(loaded && chains_exact(name, 0),
-			 "%s: every site's chains add up to its figures\n", name);
-	ksft_test_result(free_all() && sites_exact(name) && chains_exact(name, 1),
-			 "%s: all freed, every site reads 0 bytes, 0 calls, no chain\n", name);
+	memset(results, 0, sizeof(results));
+	storm_result(SR_LOADS, errs == 0,
+		     "%s: %d loads, sysctl 0/1 switches and unloads (%d failed, first %s)",
+		     name, cycles, errs, strerror(-first_err));
+	storm_result(SR_RAN, wait_ok && loaded, "%s: workers and readers ran to the end", name);
+	storm_result(SR_ENOMEM, werrs == 0 && (faults ? enomem > 0 : enomem == 0),
+		     "%s: allocations failed only by injected faults (%llu -ENOMEM, %llu other errors, last %d)",
+		     name, enomem, werrs, st->last_error[0] ?: st->last_error[1]);
+	storm_result(SR_BOTH_CPUS,
+		     st->rounds[0] > 2 && st->rounds[1] > 2 && reads > (unsigned long long)cycles / 10,
+		     "%s: both CPUs allocated while readers read (%lu/%lu rounds, %llu reads)",
+		     name, st->rounds[0], st->rounds[1], reads);
+	storm_result(SR_READS, bad == 0,
+		     "%s: every read well formed, no negative figure (%llu lines)", name, lines);
+	storm_result(SR_SITES, loaded && sites_exact(name),
+		     "%s: after it, every site shows exactly what is live", name);
+	storm_result(SR_CHAINS, loaded && chains_exact(name, 0),
+		     "%s: every site's chains add up to its figures", name);
+	storm_result(SR_FREED, free_all() && sites_exact(name) && chains_exact(name, 1),
+		     "%s: all freed, every site reads 0 bytes, 0 calls, no chain", name);
 	total_cycles += cycles;
 	total_allocations += allocs;
 	total_reads += reads + cut;
@@ -777,16 +809,105 @@ static void insmod_under_faults(void)
 			 INSMOD_TRIES, loads);
 }
 
+static const int storm_results = STORM_RESULTS;
+static int cycles = CYCLES, have_faults;
+
+/* The first storm, in its first result's step; each step reports one result. */
+static void t_storm(int r)
+{
+	if (r == 0)
+		storm("storm", cycles, 0);
+	report_storm_result(r);
+}
+
+/* Allocations still work and count exactly after the storm. */
+static void t_after_storm(int i)
+{
+	int s, ok = 1;
+
+	(void)i;
+	for (s = 0; s < nsites; s++)
+		ok &= ap_test_alloc(sites[s].name, 2) == 0;
+	ksft_test_result(ok && sites_exact("after the storm"),
+			 "after the storm: 2 allocations at every site counted exactly\n");
+}
+
+static void t_after_storm_freed(int i)
+{
+	(void)i;
+	ksft_test_result(free_all() && sites_exact("after the storm"),
+			 "after the storm: freed, 0/0 everywhere\n");
+}
+
+/* The steps with fault injection skip where the kernel has none. */
+static int no_faults(void)
+{
+	if (!have_faults)
+		ksft_test_result_skip("fault injection: needs CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC\n");
+	return !have_faults;
+}
+
+static void t_insmod_under_faults(int i)
+{
+	(void)i;
+	if (no_faults())
+		return;
+	if (faults_setup("failslab") || faults_setup("fail_page_alloc"))
+		ksft_exit_fail_msg("cannot set up fault injection\n");
+	if (rmmod())
+		ksft_exit_fail_msg("rmmod allocprof: %s\n", strerror(errno));
+	insmod_under_faults();
+}
+
+static void t_insmod_fail_nth(int i)
+{
+	(void)i;
+	if (!no_faults())
+		insmod_fail_nth();
+}
+
+static void t_storm_faults(int r)
+{
+	if (no_faults())
+		return;
+	if (r == 0) {
+		storm("storm with faults", cycles / 5, 1);
+		total_faults = faults_injected("failslab") + faults_injected("fail_page_alloc");
+		faults_off("failslab");
+		faults_off("fail_page_alloc");
+		ksft_print_msg("faults injected: %lld slab, %lld page\n",
+			       faults_injected("failslab"), faults_injected("fail_page_alloc"));
+	}
+	report_storm_result(r);
+}
+
+static void t_unload(int i)
+{
+	(void)i;
+	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && rmmod() == 0, "unload\n");
+}
+
+static const struct ap_step steps[] = {
+	AP_STEP_EACH(t_storm, &storm_results),
+	AP_STEP(t_after_storm),
+	AP_STEP(t_after_storm_freed),
+	AP_STEP(t_insmod_under_faults),
+	AP_STEP(t_insmod_fail_nth),
+	AP_STEP_EACH(t_storm_faults, &storm_results),
+	AP_STEP(t_unload),
+};
+
 int main(void)
 {
 	char path[256];
 	struct utsname u;
-	int s, have_faults, cycles = CYCLES;
+	int s;
 
 	ksft_print_header();
 	have_faults = !access(FAULT_DIR "/failslab/probability", W_OK) &&
 		      !access(FAULT_DIR "/fail_page_alloc/probability", W_OK);
-	ksft_set_plan(STORM_RESULTS + 2 + 2 + STORM_RESULTS + 1);
+	if (!have_faults)
+		ksft_print_msg("no fault injection in this kernel (debug flavour only)\n");
 	uname(&u);
 	snprintf(path, sizeof(path), "/lib/modules/%s/extra/allocprof.ko", u.release);
 	module_fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -806,40 +927,7 @@ int main(void)
 	/* STORM_CYCLES=n: a shorter (or longer) storm, to debug with. */
 	if (getenv("STORM_CYCLES"))
 		cycles = atoi(getenv("STORM_CYCLES"));
-	storm("storm", cycles, 0);
-
-	/* Allocations still work and count exactly after the storm. */
-	{
-		int ok = 1;
-
-		for (s = 0; s < nsites; s++)
-			ok &= ap_test_alloc(sites[s].name, 2) == 0;
-		ksft_test_result(ok && sites_exact("after the storm"),
-				 "after the storm: 2 allocations at every site counted exactly\n");
-		ksft_test_result(free_all() && sites_exact("after the storm"),
-				 "after the storm: freed, 0/0 everywhere\n");
-	}
-
-	if (!have_faults) {
-		ksft_print_msg("no fault injection in this kernel (debug flavour only)\n");
-		for (s = 0; s < 2 + STORM_RESULTS; s++)
-			ksft_test_result_skip("fault injection: needs CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC\n");
-	} else {
-		if (faults_setup("failslab") || faults_setup("fail_page_alloc"))
-			ksft_exit_fail_msg("cannot set up fault injection\n");
-		if (rmmod())
-			ksft_exit_fail_msg("rmmod allocprof: %s\n", strerror(errno));
-		insmod_under_faults();
-		insmod_fail_nth();
-		storm("storm with faults", cycles / 5, 1);
-		total_faults = faults_injected("failslab") + faults_injected("fail_page_alloc");
-		faults_off("failslab");
-		faults_off("fail_page_alloc");
-		ksft_print_msg("faults injected: %lld slab, %lld page\n",
-			       faults_injected("failslab"), faults_injected("fail_page_alloc"));
-	}
-
-	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && rmmod() == 0, "unload\n");
+	AP_RUN_STEPS(steps);
 	ksft_print_msg("stats: cycles=%llu allocations=%llu faults=%lld reads=%llu\n",
 		       total_cycles, total_allocations, total_faults, total_reads);
 	ksft_finished();
