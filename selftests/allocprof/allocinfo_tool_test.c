@@ -10,8 +10,14 @@
  * The test module's kmalloc_100 site shows exactly its 3 allocations.
  * `allocinfo stacks` and `allocinfo ages` read allocprof's debugfs
  * reports: the two-caller helper's two chains with their exact figures and
- * own callers, and kmalloc_100's allocations in the youngest age bucket.
+ * own callers, and kmalloc_100's allocations by age: all of them, exactly,
+ * in the buckets their age can be in, as the test's own monotonic clock
+ * (the one the kernel's ages use) bounds it: right after the allocations,
+ * and again after at least 2 s, when none may be in the youngest bucket.
+ * The bounds hold however slow the machine is.
  */
+#include <time.h>
+
 #include "allocprof_lib.h"
 
 #define TOOL "./allocinfo"
@@ -42,27 +48,232 @@ static int same_both_ways(const char *args, int figures)
 	return strchr(a, '\n') && strchr(strchr(a, '\n') + 1, '\n');
 }
 
-int main(void)
+/* Filters on the test module's sites: the same figures too. */
+static const char *const exact[] = {
+	"--module allocprof_test",
+	"--func aptest_kmalloc_100",
+	"--module allocprof_test --min-size 1 --max-size 1048576",
+	"--module allocprof_test --accurate",
+};
+static const int nexact = ARRAY_SIZE(exact);
+/* Filters on the kernel's: the same call sites. */
+static const char *const kernel_sites[] = {
+	"--file mm/slub.c",
+	"--module built-in --func alloc_slab_page",
+	"--file 'mm/*'",
+	"--module built-in --inaccurate --file mm/slub.c",
+};
+static const int nkernel_sites = ARRAY_SIZE(kernel_sites);
+static long long unit;
+static unsigned long long calls;
+
+static void t_exact(int i)
 {
-	/* Filters on the test module's sites: the same figures too. */
-	static const char *const exact[] = {
-		"--module allocprof_test",
-		"--func aptest_kmalloc_100",
-		"--module allocprof_test --min-size 1 --max-size 1048576",
-		"--module allocprof_test --accurate",
-	};
-	/* Filters on the kernel's: the same call sites. */
-	static const char *const sites[] = {
-		"--file mm/slub.c",
-		"--module built-in --func alloc_slab_page",
-		"--file 'mm/*'",
-		"--module built-in --inaccurate --file mm/slub.c",
-	};
-	unsigned int i;
-	long long unit;
-	unsigned long long calls;
+	ksft_test_result(same_both_ways(exact[i], 1),
+			 "%s: the same records through the ioctl and the text\n", exact[i]);
+}
+
+static void t_kernel_sites(int i)
+{
+	ksft_test_result(same_both_ways(kernel_sites[i], 0),
+			 "%s: the same call sites through the ioctl and the text\n", kernel_sites[i]);
+}
+
+static void t_kmalloc_100(int i)
+{
 	char want[128];
 
+	(void)i;
+	snprintf(want, sizeof(want), "1,%lld,%llu,", 3 * unit, 3 * calls);
+	ksft_test_result(ap_sh_out(a, sizeof(a),
+				   TOOL " top --live --via ioctl --func aptest_kmalloc_100 --format csv") == 0 &&
+			 strstr(a, want) != NULL,
+			 "aptest_kmalloc_100: %lld bytes, %llu calls\n", 3 * unit, 3 * calls);
+}
+
+static void t_auto_ioctl(int i)
+{
+	(void)i;
+	ksft_test_result(ap_sh_out(a, sizeof(a),
+				   TOOL " top --live -v --module allocprof_test -n 1 2>&1 >/dev/null") == 0 &&
+			 strstr(a, "through the ioctl") != NULL,
+			 "--via auto with a filter the kernel takes: the ioctl\n");
+}
+
+static void t_auto_text(int i)
+{
+	(void)i;
+	ap_sh("cat /proc/allocinfo > /tmp/allocinfo.txt");
+	ksft_test_result(ap_sh_out(a, sizeof(a), TOOL " top --live --proc /tmp/allocinfo.txt -v "
+				   "--module allocprof_test -n 1 2>&1 >/dev/null") == 0 &&
+			 strstr(a, "as text") != NULL,
+			 "a file without the ioctl: auto falls back to the text\n");
+}
+
+static void t_via_ioctl_fails(int i)
+{
+	(void)i;
+	ksft_test_result(ap_sh(TOOL " top --live --proc /tmp/allocinfo.txt --via ioctl "
+			       "--module allocprof_test >/dev/null 2>&1") == 1,
+			 "... and --via ioctl fails (exit 1)\n");
+}
+
+/* CLOCK_MONOTONIC in nanoseconds: the clock of the kernel's ages. */
+static long long mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* The start and the end of the allocations whose ages are read. */
+static long long alloc_start, alloc_end;
+
+/* Per-site control: the allocations at kmalloc_100 get an age. */
+static void t_watch(int i)
+{
+	int ok;
+
+	(void)i;
+	ok = ap_test_free("kmalloc_100") == 0 &&
+	     ap_sh("echo 'func aptest_helper +s; func aptest_kmalloc_100 +a' > " AP_CONTROL) == 0;
+	alloc_start = mono_ns();
+	ok &= ap_test_alloc("kmalloc_100", 3) == 0;
+	alloc_end = mono_ns();
+	ksft_test_result(ok, "kmalloc_100 watched with ages (+a), 3 allocations\n");
+}
+
+/*
+ * `allocinfo ages` read now: its rows of aptest_kmalloc_100 add up to the
+ * 3 allocations exactly, each in a bucket [lo_s, hi_s) of whole seconds
+ * that an age between the bounds the clock gives can fall in: at least
+ * the time from the last allocation to the read, at most the time from
+ * the first to the end of the read.  Returns the number of rows (-1: bad).
+ */
+static int ages_within(long long min_age_s, char *what, size_t size)
+{
+	long long read_start = mono_ns(), read_end, lo, hi, bytes = 0;
+	unsigned long long ncalls = 0;
+	int rc = ap_sh_out(a, sizeof(a), TOOL " ages --func aptest_kmalloc_100 --format csv");
+	char *p = a;
+	int rows = 0, ok = rc == 0;
+
+	read_end = mono_ns();
+	lo = (read_start - alloc_end) / 1000000000LL;
+	hi = (read_end - alloc_start) / 1000000000LL;
+	if (lo < min_age_s) {
+		snprintf(what, size, "read after %lld s, not %lld", lo, min_age_s);
+		return -1;
+	}
+	while (ok && (p = strstr(p, ",aptest_kmalloc_100,"))) {
+		long long lo_s, hi_s, b;
+		unsigned long long c;
+
+		p += strlen(",aptest_kmalloc_100,");
+		if (sscanf(p, "%lld,%lld,%lld,%llu", &lo_s, &hi_s, &b, &c) != 4 || lo_s > hi ||
+		    hi_s <= lo) {
+			ksft_print_msg("row '%.*s' outside the ages [%lld, %lld] s\n",
+				       (int)strcspn(p, "\n"), p, lo, hi);
+			ok = 0;
+		}
+		bytes += b;
+		ncalls += c;
+		rows++;
+	}
+	snprintf(what, size, "%d row(s) for an age in [%lld, %lld] s", rows, lo, hi);
+	if (!ok || bytes != 3 * unit || ncalls != 3 * calls) {
+		ksft_print_msg("ages: exit %d, %lld bytes %llu calls in all, expected %lld %llu:\n%s",
+			       rc, bytes, ncalls, 3 * unit, 3 * calls, a);
+		return -1;
+	}
+	return rows;
+}
+
+static void t_ages_now(int i)
+{
+	char what[96];
+
+	(void)i;
+	ksft_test_result(ages_within(0, what, sizeof(what)) > 0,
+			 "allocinfo ages: kmalloc_100's 3 allocations, %s\n", what);
+}
+
+/* Two seconds later by the clock: none of them is in 0-1s any more. */
+static void t_ages_later(int i)
+{
+	struct timespec t = { .tv_sec = 0, .tv_nsec = 0 };
+	char what[96];
+	long long wait = alloc_end + 2000000000LL - mono_ns();
+
+	(void)i;
+	if (wait > 0) {
+		t.tv_sec = wait / 1000000000LL;
+		t.tv_nsec = wait % 1000000000LL;
+		nanosleep(&t, NULL);
+	}
+	ksft_test_result(ages_within(2, what, sizeof(what)) > 0,
+			 "allocinfo ages 2 s later: the 3 allocations, %s\n", what);
+}
+
+static struct ap_testsite helper[3];
+static long long hunit = -1;
+
+static void t_stacks_first(int i)
+{
+	unsigned long long hcalls;
+	char want[128];
+
+	(void)i;
+	ap_sh("echo 'a 5' > " AP_TESTDIR "/callers; echo 'b 3' > " AP_TESTDIR "/callers");
+	if (ap_testsites_of(AP_TESTDIR "/callers", helper, 3) != 3 ||
+	    ap_unit(&helper[0], &hunit, &hcalls))
+		ksft_print_msg("cannot read the test module's callers file\n");
+	snprintf(want, sizeof(want), "1,%lld,5,", 5 * hunit);
+	ksft_test_result(ap_sh_out(a, sizeof(a), TOOL " stacks --func aptest_helper "
+				   "--frames 0 --format csv") == 0 &&
+			 strstr(a, want) && strstr(strstr(a, want), "aptest_from_a+"),
+			 "allocinfo stacks: the first chain, %lld bytes 5 calls, from aptest_from_a\n",
+			 5 * hunit);
+}
+
+static void t_stacks_second(int i)
+{
+	char want[128];
+
+	(void)i;
+	snprintf(want, sizeof(want), "2,%lld,3,", 3 * hunit);
+	ksft_test_result(strstr(a, want) && strstr(strstr(a, want), "aptest_from_b+") &&
+			 !strstr(a, "\n3,"),
+			 "allocinfo stacks: the second, %lld bytes 3 calls, from aptest_from_b\n",
+			 3 * hunit);
+}
+
+static void t_unload(int i)
+{
+	(void)i;
+	ksft_test_result(ap_sh("echo free > " AP_TESTDIR "/callers") == 0 &&
+			 ap_test_free("kmalloc_100") == 0 && ap_sh("rmmod allocprof_test") == 0 &&
+			 ap_sh("rmmod allocprof") == 0, "free and unload\n");
+}
+
+static const struct ap_step steps[] = {
+	AP_STEP_EACH(t_exact, &nexact),
+	AP_STEP_EACH(t_kernel_sites, &nkernel_sites),
+	AP_STEP(t_kmalloc_100),
+	AP_STEP(t_auto_ioctl),
+	AP_STEP(t_auto_text),
+	AP_STEP(t_via_ioctl_fails),
+	AP_STEP(t_watch),
+	AP_STEP(t_ages_now),
+	AP_STEP(t_ages_later),
+	AP_STEP(t_stacks_first),
+	AP_STEP(t_stacks_second),
+	AP_STEP(t_unload),
+};
+
+int main(void)
+{
 	ksft_print_header();
 	if (access(TOOL, X_OK))
 		ksft_exit_fail_msg("no %s next to the tests\n", TOOL);
@@ -71,66 +282,6 @@ int main(void)
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
 	if (ap_testsite_unit("kmalloc_100", &unit, &calls) || ap_test_alloc("kmalloc_100", 3))
 		ksft_exit_fail_msg("cannot allocate at the test site\n");
-	ksft_set_plan(sizeof(exact) / sizeof(exact[0]) + sizeof(sites) / sizeof(sites[0]) + 4 + 3);
-
-	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
-		ksft_test_result(same_both_ways(exact[i], 1),
-				 "%s: the same records through the ioctl and the text\n", exact[i]);
-	for (i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
-		ksft_test_result(same_both_ways(sites[i], 0),
-				 "%s: the same call sites through the ioctl and the text\n", sites[i]);
-
-	snprintf(want, sizeof(want), "1,%lld,%llu,", 3 * unit, 3 * calls);
-	ksft_test_result(ap_sh_out(a, sizeof(a),
-				   TOOL " top --live --via ioctl --func aptest_kmalloc_100 --format csv") == 0 &&
-			 strstr(a, want) != NULL,
-			 "aptest_kmalloc_100: %lld bytes, %llu calls\n", 3 * unit, 3 * calls);
-	ksft_test_result(ap_sh_out(a, sizeof(a),
-				   TOOL " top --live -v --module allocprof_test -n 1 2>&1 >/dev/null") == 0 &&
-			 strstr(a, "through the ioctl") != NULL,
-			 "--via auto with a filter the kernel takes: the ioctl\n");
-	ap_sh("cat /proc/allocinfo > /tmp/allocinfo.txt");
-	ksft_test_result(ap_sh_out(a, sizeof(a), TOOL " top --live --proc /tmp/allocinfo.txt -v "
-				   "--module allocprof_test -n 1 2>&1 >/dev/null") == 0 &&
-			 strstr(a, "as text") != NULL,
-			 "a file without the ioctl: auto falls back to the text\n");
-	ksft_test_result(ap_sh(TOOL " top --live --proc /tmp/allocinfo.txt --via ioctl "
-			       "--module allocprof_test >/dev/null 2>&1") == 1,
-			 "... and --via ioctl fails (exit 1)\n");
-
-	/* Per-site control: the reports through the tool. */
-	ap_test_free("kmalloc_100");
-	ap_sh("echo 'func aptest_helper +s; func aptest_kmalloc_100 +a' >"
-	      " /sys/kernel/debug/allocprof/control");
-	ap_test_alloc("kmalloc_100", 3);
-	/* Read at once: the allocations are less than a second old. */
-	snprintf(want, sizeof(want), ",aptest_kmalloc_100,0,1,%lld,%llu\n", 3 * unit, 3 * calls);
-	ksft_test_result(ap_sh_out(a, sizeof(a), TOOL " ages --func aptest_kmalloc_100 --format csv") == 0 &&
-			 strstr(a, want) != NULL,
-			 "allocinfo ages: kmalloc_100's 3 allocations in the 0-1s bucket\n");
-	ap_sh("echo 'a 5' > " AP_TESTDIR "/callers; echo 'b 3' > " AP_TESTDIR "/callers");
-	{
-		struct ap_testsite helper[3];
-		long long hunit = -1;
-		unsigned long long hcalls;
-
-		if (ap_testsites_of(AP_TESTDIR "/callers", helper, 3) != 3 ||
-		    ap_unit(&helper[0], &hunit, &hcalls))
-			ksft_print_msg("cannot read the test module's callers file\n");
-		snprintf(want, sizeof(want), "1,%lld,5,", 5 * hunit);
-		ksft_test_result(ap_sh_out(a, sizeof(a), TOOL " stacks --func aptest_helper "
-					   "--frames 0 --format csv") == 0 &&
-				 strstr(a, want) && strstr(strstr(a, want), "aptest_from_a+"),
-				 "allocinfo stacks: the first chain, %lld bytes 5 calls, from aptest_from_a\n",
-				 5 * hunit);
-		snprintf(want, sizeof(want), "2,%lld,3,", 3 * hunit);
-		ksft_test_result(strstr(a, want) && strstr(strstr(a, want), "aptest_from_b+") &&
-				 !strstr(a, "\n3,"),
-				 "allocinfo stacks: the second, %lld bytes 3 calls, from aptest_from_b\n",
-				 3 * hunit);
-	}
-	ap_sh("echo free > " AP_TESTDIR "/callers");
-	ap_test_free("kmalloc_100");
-	ap_sh("rmmod allocprof_test; rmmod allocprof");
+	AP_RUN_STEPS(steps);
 	ksft_finished();
 }
