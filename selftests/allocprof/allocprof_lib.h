@@ -631,25 +631,39 @@ static inline int ap_start(const char *args)
  * Each of the n parameter strings in bad[] must fail "insmod allocprof",
  * leave no /proc files behind and put a message naming parameter param in
  * the kernel log: ours (message) for a value the module parses, or the
- * kernel's own for a bare "param", which never reaches the module.  Two
- * test results per string.
+ * kernel's own for a bare "param", which never reaches the module:
+ * AP_BAD_PARAM_RESULTS test results per string, in this order, each of
+ * which ap_check_bad_param() reports alone.
  */
+enum { AP_BAD_PARAM_LOAD, AP_BAD_PARAM_MESSAGE, AP_BAD_PARAM_RESULTS };
+
+/* One of the results of ap_check_bad_params() for the string bad. */
+static inline void ap_check_bad_param(const char *bad, int result, const char *param,
+				      const char *message)
+{
+	if (result == AP_BAD_PARAM_LOAD) {
+		int rc = ap_sh("insmod /lib/modules/$(uname -r)/extra/allocprof.ko %s 2>/dev/null",
+			       bad);
+
+		ksft_test_result(rc != 0 && !ap_module_loaded("allocprof") &&
+				 access(AP_ALLOCINFO, F_OK) && access(AP_SYSCTL, F_OK),
+				 "insmod allocprof %s fails, nothing left\n", bad);
+	} else {
+		ksft_test_result(ap_sh("dmesg -c | grep -q -e '%s' -e 'invalid for parameter .%s.'",
+				       message, param) == 0,
+				 "insmod allocprof %s: message in the kernel log\n", bad);
+	}
+}
+
 static inline void ap_check_bad_params(const char *const *bad, unsigned int n,
 				       const char *param, const char *message)
 {
 	unsigned int i;
+	int r;
 
-	for (i = 0; i < n; i++) {
-		int rc = ap_sh("insmod /lib/modules/$(uname -r)/extra/allocprof.ko %s 2>/dev/null",
-			       bad[i]);
-
-		ksft_test_result(rc != 0 && !ap_module_loaded("allocprof") &&
-				 access(AP_ALLOCINFO, F_OK) && access(AP_SYSCTL, F_OK),
-				 "insmod allocprof %s fails, nothing left\n", bad[i]);
-		ksft_test_result(ap_sh("dmesg -c | grep -q -e '%s' -e 'invalid for parameter .%s.'",
-				       message, param) == 0,
-				 "insmod allocprof %s: message in the kernel log\n", bad[i]);
-	}
+	for (i = 0; i < n; i++)
+		for (r = 0; r < AP_BAD_PARAM_RESULTS; r++)
+			ap_check_bad_param(bad[i], r, param, message);
 }
 
 /* allocprof's per-site control (debugfs) and its stacks report. */

@@ -12,63 +12,70 @@
 static const char *const sites[] = { "kmalloc_100", "cache_alloc", "alloc_pages_3" };
 #define NSITES (sizeof(sites) / sizeof(sites[0]))
 
-int main(void)
+static long long unit[NSITES];
+static unsigned long long calls[NSITES];
+
+/* The results of a cycle, in order. */
+enum { PH_RELOADED, PH_COUNTED, PH_FREED, NPHASES };
+static const int nphases = CYCLES * NPHASES;
+
+static int site_is(unsigned int s, long long bytes, unsigned long long n)
 {
-	struct ap_testsite all[32];
-	long long unit[NSITES];
-	unsigned long long calls[NSITES];
-	int n, c;
+	char func[64];
+
+	snprintf(func, sizeof(func), "aptest_%s", sites[s]);
+	return ap_expect(func, bytes, n);
+}
+
+static void t_cycle(int k)
+{
+	int c = k / NPHASES, ok = 1;
 	unsigned int s;
 
-	ksft_print_header();
-	ksft_set_plan(CYCLES * 3 + 1);
-	if (ap_start(NULL))
-		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
-	n = ap_testsites(all, 32);
-	for (s = 0; s < NSITES; s++) {
-		int i;
-
-		for (i = 0; i < n && strcmp(all[i].name, sites[s]); i++)
-			;
-		if (i == n || ap_unit(&all[i], &unit[s], &calls[s]))
-			ksft_exit_fail_msg("no test site %s\n", sites[s]);
-	}
-
-	for (c = 0; c < CYCLES; c++) {
-		int ok = 1;
-
+	switch (k % NPHASES) {
+	case PH_RELOADED:
 		/* Allocate while loaded, then reload with the memory live. */
 		for (s = 0; s < NSITES; s++)
 			ok &= ap_test_alloc(sites[s], 2 + c) == 0;
 		ok &= ap_sh("rmmod allocprof") == 0 && ap_load(NULL) == 0;
-		for (s = 0; s < NSITES; s++) {
-			char func[64];
-
-			snprintf(func, sizeof(func), "aptest_%s", sites[s]);
-			ok &= ap_expect(func, 0, 0);
-		}
+		for (s = 0; s < NSITES; s++)
+			ok &= site_is(s, 0, 0);
 		ksft_test_result(ok, "cycle %d: after reload, memory from before is not counted\n", c);
-
-		ok = 1;
-		for (s = 0; s < NSITES; s++) {
-			char func[64];
-
-			snprintf(func, sizeof(func), "aptest_%s", sites[s]);
-			ok &= ap_test_alloc(sites[s], 3) == 0 &&
-			      ap_expect(func, 3 * unit[s], 3 * calls[s]);
-		}
+		break;
+	case PH_COUNTED:
+		for (s = 0; s < NSITES; s++)
+			ok &= ap_test_alloc(sites[s], 3) == 0 && site_is(s, 3 * unit[s], 3 * calls[s]);
 		ksft_test_result(ok, "cycle %d: new allocations counted exactly\n", c);
-
-		ok = 1;
-		for (s = 0; s < NSITES; s++) {
-			char func[64];
-
-			snprintf(func, sizeof(func), "aptest_%s", sites[s]);
-			ok &= ap_test_free(sites[s]) == 0 && ap_expect(func, 0, 0);
-		}
+		break;
+	default:
+		for (s = 0; s < NSITES; s++)
+			ok &= ap_test_free(sites[s]) == 0 && site_is(s, 0, 0);
 		ksft_test_result(ok, "cycle %d: freeing old and new memory returns to 0/0\n", c);
 	}
+}
+
+static void t_unload(int i)
+{
+	(void)i;
 	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
 			 "unload\n");
+}
+
+static const struct ap_step steps[] = {
+	AP_STEP_EACH(t_cycle, &nphases),
+	AP_STEP(t_unload),
+};
+
+int main(void)
+{
+	unsigned int s;
+
+	ksft_print_header();
+	if (ap_start(NULL))
+		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
+	for (s = 0; s < NSITES; s++)
+		if (ap_testsite_unit(sites[s], &unit[s], &calls[s]))
+			ksft_exit_fail_msg("no test site %s\n", sites[s]);
+	AP_RUN_STEPS(steps);
 	ksft_finished();
 }

@@ -68,11 +68,23 @@ static int do_switches(const char *const *what)
 	return 0;
 }
 
-static void run(const struct scenario *sc)
-{
-	int ok = 1, status;
-	pid_t pid = fork();
+/* The results of a scenario, in order. */
+enum { PH_COUNTED, PH_FREED, NPHASES };
+static const int nphases = NSCENARIOS * NPHASES;
 
+static void t_scenario(int k)
+{
+	const struct scenario *sc = &scenarios[k / NPHASES];
+	int ok = 1, status;
+	pid_t pid;
+
+	if (k % NPHASES == PH_FREED) {
+		ok = nested("free") == 0;
+		ok &= ap_expect("aptest_nested_outer", 0, 0) && ap_expect("aptest_nested_inner", 0, 0);
+		ksft_test_result(ok, "%s: freed, 0/0 at both call sites\n", sc->name);
+		return;
+	}
+	pid = fork();
 	if (pid < 0)
 		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
 	if (pid == 0)
@@ -90,28 +102,29 @@ static void run(const struct scenario *sc)
 				: ap_expect("aptest_nested_inner", 0, 0);
 	ksft_test_result(ok, "%s: counted %s\n", sc->name,
 			 sc->counted_inner ? "at the inner call site" : "nowhere");
-
-	ok = nested("free") == 0;
-	ok &= ap_expect("aptest_nested_outer", 0, 0) && ap_expect("aptest_nested_inner", 0, 0);
-	ksft_test_result(ok, "%s: freed, 0/0 at both call sites\n", sc->name);
 }
+
+static void t_unload(int i)
+{
+	(void)i;
+	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
+			 "unload\n");
+}
+
+static const struct ap_step steps[] = {
+	AP_STEP_EACH(t_scenario, &nphases),
+	AP_STEP(t_unload),
+};
 
 int main(void)
 {
 	char buf[32];
-	unsigned int i;
 
 	ksft_print_header();
-	ksft_set_plan(NSCENARIOS * 2 + 1);
 	if (ap_start(NULL))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
 	if (ap_read_file(NESTED, buf, sizeof(buf)) <= 0 || (run_bytes = atoll(buf)) <= 0)
 		ksft_exit_fail_msg("cannot read %s\n", NESTED);
-
-	for (i = 0; i < NSCENARIOS; i++)
-		run(&scenarios[i]);
-
-	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
-			 "unload\n");
+	AP_RUN_STEPS(steps);
 	ksft_finished();
 }
