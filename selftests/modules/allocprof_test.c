@@ -38,6 +38,15 @@
  *   cat callers                     as "sites": "helper slab <cache> <live>",
  *                                   then "from_a caller aptest_from_a <live>"
  *                                   and the same for b
+ *   echo <n> > deep, echo free > deep, cat deep
+ *                                   n allocations at one call site, each
+ *                                   through a call chain of its own
+ *                                   (aptest_deep_write())
+ *   echo overlive|foreign > forge, cat forge
+ *                                   slab slots written behind the profiler's
+ *                                   back, for its debug mode's reports
+ *                                   (aptest_forge_write(); patched kernels
+ *                                   with allocation profiling only)
  */
 #include <linux/debugfs.h>
 #include <linux/gfp.h>
@@ -53,6 +62,16 @@
 #include <linux/wait.h>
 
 #include "allocprof_test.h"
+
+/*
+ * The forge file needs the slab internals (mm/slab.h, on the include path
+ * by Kbuild) and the back end's slot (patch 0001's codetag_ref.backend):
+ * only on a patched kernel with allocation profiling.
+ */
+#if IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING) && __has_include(<linux/alloc_tag_backend.h>)
+#define APTEST_FORGE
+#include "slab.h"
+#endif
 
 #define APTEST_MAX_LIVE 4096
 
@@ -913,6 +932,294 @@ static const struct file_operations aptest_callers_fops = {
 	.write = aptest_callers_write,
 };
 
+/*
+ * Many call chains to one call site, for the per-call-site control's
+ * stacks (control_test): allocation i goes through APTEST_DEEP_LEVELS
+ * calls of aptest_deep_0() or aptest_deep_1(), as the bits of i choose, so
+ * each of 2^APTEST_DEEP_LEVELS allocations has a call chain of its own.
+ *   echo <n> > deep    n allocations at aptest_deep_alloc(), numbers 0 to
+ *                      n - 1 (n at most 2^APTEST_DEEP_LEVELS)
+ *   echo all > deep    2^APTEST_DEEP_LEVELS of them
+ *   echo free > deep   free them
+ *   cat deep           as "sites": "deep_alloc slab <cache> <live>"
+ */
+#define APTEST_DEEP_LEVELS 8
+#define APTEST_DEEP_MAX (1U << APTEST_DEEP_LEVELS)
+#define APTEST_DEEP_SIZE 8
+
+static DEFINE_MUTEX(aptest_deep_lock);
+static void *aptest_deep_live[APTEST_DEEP_MAX];
+static unsigned int aptest_deep_nr;
+/* Calls through each function: also keeps gcc from making tail calls. */
+static unsigned long aptest_deep_made[2];
+
+static noinline void *aptest_deep_alloc(void)
+{
+	return kmalloc(APTEST_DEEP_SIZE, GFP_KERNEL);
+}
+
+static noinline void *aptest_deep_0(unsigned int bits, unsigned int level);
+static noinline void *aptest_deep_1(unsigned int bits, unsigned int level);
+
+static void *aptest_deep_next(unsigned int bits, unsigned int level)
+{
+	if (!level)
+		return aptest_deep_alloc();
+	return bits & 1 ? aptest_deep_1(bits >> 1, level - 1) :
+			  aptest_deep_0(bits >> 1, level - 1);
+}
+
+static noinline void *aptest_deep_0(unsigned int bits, unsigned int level)
+{
+	void *p = aptest_deep_next(bits, level);
+
+	aptest_deep_made[0]++;
+	return p;
+}
+
+static noinline void *aptest_deep_1(unsigned int bits, unsigned int level)
+{
+	void *p = aptest_deep_next(bits, level);
+
+	aptest_deep_made[1]++;
+	return p;
+}
+
+static void aptest_deep_free(void)
+{
+	mutex_lock(&aptest_deep_lock);
+	while (aptest_deep_nr)
+		kfree(aptest_deep_live[--aptest_deep_nr]);
+	mutex_unlock(&aptest_deep_lock);
+}
+
+static ssize_t aptest_deep_write(struct file *file, const char __user *ubuf,
+				 size_t len, loff_t *ppos)
+{
+	char buf[16];
+	unsigned int n;
+	ssize_t ret = len;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sysfs_streq(buf, "free")) {
+		aptest_deep_free();
+		return len;
+	}
+	if (sysfs_streq(buf, "all"))
+		n = APTEST_DEEP_MAX;
+	else if (kstrtouint(strim(buf), 10, &n) || n > APTEST_DEEP_MAX)
+		return -EINVAL;
+	mutex_lock(&aptest_deep_lock);
+	if (aptest_deep_nr) {
+		ret = -EBUSY;
+	} else {
+		while (aptest_deep_nr < n) {
+			void *p = aptest_deep_next(aptest_deep_nr, APTEST_DEEP_LEVELS);
+
+			if (!p) {
+				ret = -ENOMEM;
+				break;
+			}
+			aptest_deep_live[aptest_deep_nr++] = p;
+		}
+	}
+	mutex_unlock(&aptest_deep_lock);
+	return ret;
+}
+
+static int aptest_deep_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&aptest_deep_lock);
+	seq_printf(m, "deep_alloc slab kmalloc-%zu %u\n",
+		   kmalloc_size_roundup(APTEST_DEEP_SIZE), aptest_deep_nr);
+	mutex_unlock(&aptest_deep_lock);
+	return 0;
+}
+
+static int aptest_deep_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, aptest_deep_show, NULL);
+}
+
+static const struct file_operations aptest_deep_fops = {
+	.owner = THIS_MODULE,
+	.open = aptest_deep_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = aptest_deep_write,
+};
+
+#ifdef APTEST_FORGE
+/*
+ * Forged slots, for allocprof's debug mode (debug_test): the slot the
+ * kernel keeps for the profiler next to each slab object (the slab's
+ * object extension vector, mm/slab.h), written behind the profiler's back,
+ * in a cache of its own that nothing else allocates from.
+ *   echo overlive > forge  aptest_forge_live() allocates an object; with
+ *                          preemption off, the slots of the free objects of
+ *                          its slab get a copy of its slot (a reference the
+ *                          loaded profiler wrote: as if their frees had not
+ *                          been seen), aptest_forge_overlive() allocates one
+ *                          of them (EAGAIN if its object came from another
+ *                          slab: then try again), the forged slots are
+ *                          cleared and both objects freed
+ *   echo foreign > forge   aptest_forge_foreign() allocates an object, its
+ *                          slot's generation (slot >> 32) is raised by one,
+ *                          to one not handed out yet, and
+ *                          aptest_forge_foreign_free() frees it
+ *   cat forge              "overlive <id> foreign <value>": the call-site
+ *                          id (slot & 0xffff) of the copied slot, the slot
+ *                          value the foreign object was freed with (0x...)
+ * ENODATA: the object got no slot value (nothing profiles it).
+ */
+#define APTEST_FORGE_CACHE "allocprof_test_forge"
+#define APTEST_FORGE_SIZE 64
+
+static struct kmem_cache *aptest_forge_cache;
+static DEFINE_MUTEX(aptest_forge_lock);
+static unsigned long aptest_forge_id, aptest_forge_value;
+
+/* The profiler's slot of slab object @obj, or NULL if it has none. */
+static unsigned long *aptest_slot(void *obj)
+{
+	struct slab *slab = virt_to_slab(obj);
+	struct slabobj_ext *ext = slab ? slab_obj_exts(slab) : NULL;
+
+	if (!ext)
+		return NULL;
+	return &ext[obj_to_index(aptest_forge_cache, slab, obj)].ref.backend;
+}
+
+static noinline void *aptest_forge_live(void)
+{
+	return kmem_cache_alloc(aptest_forge_cache, GFP_ATOMIC);
+}
+
+static noinline void *aptest_forge_overlive(void)
+{
+	return kmem_cache_alloc(aptest_forge_cache, GFP_ATOMIC);
+}
+
+static noinline void *aptest_forge_foreign(void)
+{
+	return kmem_cache_alloc(aptest_forge_cache, GFP_KERNEL);
+}
+
+/* Frees made: also keeps gcc from making the free below a tail call. */
+static unsigned long aptest_forge_frees;
+
+/* Its own function: the foreign free's call chain names it. */
+static noinline void aptest_forge_foreign_free(void *p)
+{
+	kmem_cache_free(aptest_forge_cache, p);
+	aptest_forge_frees++;
+}
+
+static int aptest_forge_overlive_run(void)
+{
+	void *live, *over = NULL;
+	struct slabobj_ext *ext;
+	struct slab *slab;
+	unsigned long *slot, v;
+	unsigned int i;
+	int err = -EAGAIN;
+
+	preempt_disable();
+	live = aptest_forge_live();
+	slot = live ? aptest_slot(live) : NULL;
+	v = slot ? READ_ONCE(*slot) : 0;
+	if (!v) {
+		err = live ? -ENODATA : -ENOMEM;
+		goto out;
+	}
+	slab = virt_to_slab(live);
+	ext = slab_obj_exts(slab);
+	for (i = 0; i < slab->objects; i++)
+		if (!READ_ONCE(ext[i].ref.backend))
+			WRITE_ONCE(ext[i].ref.backend, v);
+	over = aptest_forge_overlive();
+	if (over && virt_to_slab(over) == slab)
+		err = 0;
+	for (i = 0; i < slab->objects; i++)
+		if (&ext[i].ref.backend != slot && READ_ONCE(ext[i].ref.backend) == v)
+			WRITE_ONCE(ext[i].ref.backend, 0);
+	aptest_forge_id = v & 0xffff;
+out:
+	preempt_enable();
+	if (over)
+		kmem_cache_free(aptest_forge_cache, over);
+	if (live)
+		kmem_cache_free(aptest_forge_cache, live);
+	return err;
+}
+
+static int aptest_forge_foreign_run(void)
+{
+	void *p = aptest_forge_foreign();
+	unsigned long *slot = p ? aptest_slot(p) : NULL;
+	unsigned long v = slot ? READ_ONCE(*slot) : 0;
+
+	if (!p)
+		return -ENOMEM;
+	if (v) {
+		v += 1UL << 32;
+		WRITE_ONCE(*slot, v);
+		aptest_forge_value = v;
+	}
+	aptest_forge_foreign_free(p);
+	return v ? 0 : -ENODATA;
+}
+
+static ssize_t aptest_forge_write(struct file *file, const char __user *ubuf,
+				  size_t len, loff_t *ppos)
+{
+	char buf[16];
+	int err;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	mutex_lock(&aptest_forge_lock);
+	if (sysfs_streq(buf, "overlive"))
+		err = aptest_forge_overlive_run();
+	else if (sysfs_streq(buf, "foreign"))
+		err = aptest_forge_foreign_run();
+	else
+		err = -EINVAL;
+	mutex_unlock(&aptest_forge_lock);
+	return err ? err : len;
+}
+
+static int aptest_forge_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&aptest_forge_lock);
+	seq_printf(m, "overlive %lu foreign %#lx\n", aptest_forge_id, aptest_forge_value);
+	mutex_unlock(&aptest_forge_lock);
+	return 0;
+}
+
+static int aptest_forge_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, aptest_forge_show, NULL);
+}
+
+static const struct file_operations aptest_forge_fops = {
+	.owner = THIS_MODULE,
+	.open = aptest_forge_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = aptest_forge_write,
+};
+#endif /* APTEST_FORGE */
+
 static const struct file_operations aptest_warn_fops = {
 	.owner = THIS_MODULE,
 	.write = aptest_warn_write,
@@ -1007,6 +1314,14 @@ static int __init aptest_init(void)
 					 0, SLAB_NO_MERGE, NULL);
 	if (!aptest_cache)
 		return -ENOMEM;
+#ifdef APTEST_FORGE
+	aptest_forge_cache = kmem_cache_create(APTEST_FORGE_CACHE, APTEST_FORGE_SIZE,
+					       0, SLAB_NO_MERGE, NULL);
+	if (!aptest_forge_cache) {
+		kmem_cache_destroy(aptest_cache);
+		return -ENOMEM;
+	}
+#endif
 
 	aptest_dir = debugfs_create_dir("allocprof_test", NULL);
 	debugfs_create_file("alloc", 0200, aptest_dir, NULL, &aptest_alloc_fops);
@@ -1017,6 +1332,10 @@ static int __init aptest_init(void)
 	debugfs_create_file("warn", 0200, aptest_dir, NULL, &aptest_warn_fops);
 	debugfs_create_file("nested", 0600, aptest_dir, NULL, &aptest_nested_fops);
 	debugfs_create_file("callers", 0600, aptest_dir, NULL, &aptest_callers_fops);
+	debugfs_create_file("deep", 0600, aptest_dir, NULL, &aptest_deep_fops);
+#ifdef APTEST_FORGE
+	debugfs_create_file("forge", 0600, aptest_dir, NULL, &aptest_forge_fops);
+#endif
 	return 0;
 }
 
@@ -1030,7 +1349,11 @@ static void __exit aptest_exit(void)
 	aptest_free_adopted();
 	aptest_nested_free();
 	aptest_callers_free();
+	aptest_deep_free();
 	kmem_cache_destroy(aptest_cache);
+#ifdef APTEST_FORGE
+	kmem_cache_destroy(aptest_forge_cache);
+#endif
 }
 
 module_init(aptest_init);
