@@ -1,13 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * debug_test: debug=0|1 sets debug mode at load; any other value fails the
- * load with a message.  In debug mode vm.mem_profiling is read-only, an
- * allocation without an allocation tag (a _noprof function called without
- * alloc_hooks()) is reported once per call chain with the chain, as
- * "allocprof: ..." lines (no WARNING: the guest runner fails on those),
- * tagged allocations are counted as usual, and an ordinary workload
+ * load with a message.  In debug mode vm.mem_profiling is read-only, and
+ * what the profiler cannot count right is reported once per call chain,
+ * with the chain, as "allocprof: ..." lines (no WARNING: the guest runner
+ * fails on those):
+ * - an allocation without an allocation tag (a _noprof function called
+ *   without alloc_hooks());
+ * - an object allocated where the slot holds a reference this load wrote
+ *   (its free was not seen): made by the test module's forge file, which
+ *   copies a live object's slot into the free objects of its slab;
+ * - an object freed with a slot value allocprof never writes (a generation
+ *   not handed out yet, forged the same way): not subtracted, so its call
+ *   site keeps the object's figures.
+ * Tagged allocations are counted as usual, and an ordinary workload
  * produces no report of a missed free or a foreign slot.  Without debug
  * mode nothing is reported.
+ *
+ * Allocations over a live page reference are not made here: page
+ * references live in the module's own array, which nothing outside it can
+ * write, and the kernel sees every page free while a back end is
+ * registered.
  */
 #include <sys/stat.h>
 
@@ -15,11 +28,21 @@
 
 #define PARAM "/sys/module/allocprof/parameters/debug"
 #define UNTAGGED AP_TESTDIR "/untagged"
+#define FORGE AP_TESTDIR "/forge"
+#define FORGE_CACHE "allocprof_test_forge"
 #define REPEAT 3
+/* Tries of the forge's over-live run: its object may come from another slab. */
+#define FORGE_TRIES 16
+
+/* The reports' texts, as src/debug.rs writes them. */
+#define OVERLIVE "allocprof: debug: object allocated over a live reference of call site "
+#define FOREIGN "allocprof: debug: object freed with slot value "
+#define CHAIN_LINE "allocprof:   "
 
 static const char *const bad[] = {
 	"debug=2", "debug=-1", "debug=01", "debug=yes", "debug=", "debug", "debug=1x", "debug=\\\"1 \\\"",
 };
+static const int nr_bad = ARRAY_SIZE(bad);
 
 static const char *const kinds[] = { "kmalloc", "pages", "percpu" };
 
@@ -50,6 +73,25 @@ static long log_count(const char *pattern)
 	return ap_sh_num("dmesg | grep -c -e '%s'", pattern);
 }
 
+/* Lines of the kernel log that contain text (grep -c -F). */
+static long log_count_text(const char *text)
+{
+	return ap_sh_num("dmesg | grep -c -F -e '%s'", text);
+}
+
+/*
+ * Report lines that start with text, each followed within its call chain
+ * by a frame of function: how many (0 if the lines are not there).
+ */
+static long reports_naming(const char *text, const char *function)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "dmesg | grep -A 16 -F -e '%s' | grep -c -F -e '%s%s+'",
+		 text, CHAIN_LINE, function);
+	return ap_sh_num("%s", cmd);
+}
+
 /* Each untagged call site is named by exactly `want` report call chains. */
 static int untagged_reported(long want)
 {
@@ -60,7 +102,7 @@ static int untagged_reported(long want)
 		char pat[64];
 		long n;
 
-		snprintf(pat, sizeof(pat), "allocprof:   aptest_untagged_%s+", kinds[k]);
+		snprintf(pat, sizeof(pat), CHAIN_LINE "aptest_untagged_%s+", kinds[k]);
 		n = log_count(pat);
 		if (n != want) {
 			ksft_print_msg("%ld call chain(s) name aptest_untagged_%s, expected %ld\n", n,
@@ -69,6 +111,37 @@ static int untagged_reported(long want)
 		}
 	}
 	return ok;
+}
+
+/* The forge file's figures: the over-live id and the foreign slot value. */
+static int forge_read(unsigned long *id, unsigned long long *value)
+{
+	char buf[64];
+
+	return ap_read_file(FORGE, buf, sizeof(buf)) > 0 &&
+	       sscanf(buf, "overlive %lu foreign %llx", id, value) == 2;
+}
+
+/* One over-live run of the forge file; 0 or the errno of the last try. */
+static int forge_overlive(void)
+{
+	int i, err = EAGAIN;
+
+	for (i = 0; i < FORGE_TRIES && err == EAGAIN; i++)
+		err = -ap_write_file(FORGE, "overlive", 8);
+	if (err)
+		ksft_print_msg("forge overlive: %s\n", strerror(err));
+	return err;
+}
+
+/* The forge's call sites are at 0/0, but aptest_forge_foreign's `foreign` objects. */
+static int forge_figures(long long foreign)
+{
+	long long size = ap_slab_size(FORGE_CACHE);
+
+	return size > 0 && ap_expect("aptest_forge_live", 0, 0) &&
+	       ap_expect("aptest_forge_overlive", 0, 0) &&
+	       ap_expect("aptest_forge_foreign", foreign * size, foreign);
 }
 
 /* Allocations and frees at every test site, a module unload, file I/O. */
@@ -86,56 +159,194 @@ static int workload(void)
 	return ok;
 }
 
-int main(void)
+static void check_bad_param(int i)
+{
+	int rc = ap_sh("insmod /lib/modules/$(uname -r)/extra/allocprof.ko %s 2>/dev/null", bad[i]);
+	int gone = !ap_module_loaded("allocprof") && access(AP_ALLOCINFO, F_OK) &&
+		   access(AP_SYSCTL, F_OK);
+	int logged = ap_sh("dmesg -c | grep -q -e 'debug= must be 0 or 1' -e 'invalid for parameter .debug.'") == 0;
+
+	ksft_test_result(rc != 0 && gone && logged,
+			 "insmod allocprof %s fails (%d), nothing left (%d), a message (%d)\n",
+			 bad[i], rc, gone, logged);
+}
+
+static void check_debug_load(int i)
+{
+	(void)i;
+	ksft_test_result(ap_sh("modprobe allocprof debug=1") == 0 && file_is(PARAM, "1\n"),
+			 "debug=1: loads, the parameter reads 1\n");
+}
+
+static void check_debug_sysctl(int i)
 {
 	struct stat st;
-	int ok;
 
-	ksft_print_header();
-	ksft_set_plan(2 * ARRAY_SIZE(bad) + 10);
-	if (ap_module_loaded("allocprof"))
-		ap_sh("rmmod allocprof");
-	ap_sh("dmesg -c >/dev/null");
-
-	ap_check_bad_params(bad, ARRAY_SIZE(bad), "debug", "debug= must be 0 or 1");
-
-	ok = ap_sh("modprobe allocprof debug=1") == 0 && file_is(PARAM, "1\n");
-	ksft_test_result(ok && (ap_module_loaded("allocprof_test") ||
-				ap_sh("modprobe allocprof_test") == 0),
-			 "debug=1: loads, the parameter reads 1\n");
+	(void)i;
 	ksft_test_result(stat(AP_SYSCTL, &st) == 0 && (st.st_mode & 0777) == 0444 &&
 			 ap_write_file(AP_SYSCTL, "0", 1) != 0 && file_is(AP_SYSCTL, "1\n"),
 			 "debug mode: vm.mem_profiling is 0444, a write fails, it reads 1\n");
+}
 
+static void check_untagged(int i)
+{
+	int ok;
+
+	(void)i;
 	ap_sh("dmesg -c >/dev/null");
 	ok = untagged_allocs();
 	ksft_test_result(ok && untagged_reported(1) &&
 			 log_count("allocprof: debug: untagged allocation") >= 3,
 			 "untagged kmalloc, pages, percpu (%d each): one report per call chain\n",
 			 REPEAT);
+}
+
+static void check_untagged_again(int i)
+{
+	(void)i;
 	ksft_test_result(untagged_allocs() && untagged_reported(1),
 			 "the same call chains again: no new report\n");
-	ksft_test_result(log_count("WARNING:") == 0 && log_count("BUG:") == 0,
-			 "reports are not kernel warnings\n");
+}
 
-	ok = ap_test_alloc("kmalloc_100", 3) == 0 && ap_expect("aptest_kmalloc_100", 3 * ap_slab_size("kmalloc-128"), 3);
+static void check_overlive(int i)
+{
+	unsigned long id = 0;
+	unsigned long long value;
+	char text[128];
+	long n = -1, named = -1;
+	int ok;
+
+	(void)i;
+	ap_sh("dmesg -c >/dev/null");
+	ok = forge_overlive() == 0 && forge_read(&id, &value) && id != 0;
+	snprintf(text, sizeof(text), OVERLIVE "%lu: its free was not seen", id);
+	if (ok) {
+		n = log_count_text(OVERLIVE);
+		named = reports_naming(text, "aptest_forge_overlive");
+	}
+	ksft_test_result(ok && n == 1 && named == 1 && forge_figures(0),
+			 "forged live slot: one report of call site %lu, naming aptest_forge_overlive (%ld, %ld); figures exact\n",
+			 id, n, named);
+}
+
+static void check_overlive_again(int i)
+{
+	(void)i;
+	ksft_test_result(forge_overlive() == 0 && log_count_text(OVERLIVE) == 1 && forge_figures(0),
+			 "the same call chain again: no new report\n");
+}
+
+static void check_foreign(int i)
+{
+	unsigned long id;
+	unsigned long long value = 0;
+	char text[128];
+	long n = -1, named = -1;
+	int ok = ap_write_file(FORGE, "foreign", 7) == 0 && forge_read(&id, &value) && value;
+
+	(void)i;
+	snprintf(text, sizeof(text), FOREIGN "%#llx, which allocprof does not write", value);
+	if (ok) {
+		n = log_count_text(FOREIGN);
+		named = reports_naming(text, "aptest_forge_foreign_free");
+	}
+	ksft_test_result(ok && n == 1 && named == 1 && forge_figures(1),
+			 "free with slot value %#llx: one report naming aptest_forge_foreign_free (%ld, %ld); not subtracted\n",
+			 value, n, named);
+}
+
+static void check_foreign_again(int i)
+{
+	(void)i;
+	ksft_test_result(ap_write_file(FORGE, "foreign", 7) == 0 && log_count_text(FOREIGN) == 1 &&
+			 forge_figures(2),
+			 "the same call chain again: no new report, not subtracted either\n");
+}
+
+static void check_not_warnings(int i)
+{
+	(void)i;
+	ksft_test_result(log_count("WARNING:") == 0 && log_count("BUG:") == 0 &&
+			 log_count("Oops") == 0,
+			 "reports are not kernel warnings\n");
+}
+
+static void check_tagged(int i)
+{
+	int ok = ap_test_alloc("kmalloc_100", 3) == 0 &&
+		 ap_expect("aptest_kmalloc_100", 3 * ap_slab_size("kmalloc-128"), 3);
+
+	(void)i;
 	ksft_test_result(ok && ap_test_free("kmalloc_100") == 0 && ap_expect("aptest_kmalloc_100", 0, 0),
 			 "debug mode: tagged allocations are counted exactly\n");
+}
 
+static void check_workload(int i)
+{
+	int ok;
+
+	(void)i;
 	ap_sh("dmesg -c >/dev/null");
 	ok = workload();
 	ksft_test_result(ok && log_count("allocprof: debug: .*live reference") == 0 &&
-			 log_count("allocprof: debug: object freed") == 0,
+			 log_count_text(FOREIGN) == 0,
 			 "a workload: no missed free, no foreign slot reported\n");
+}
 
-	ok = ap_sh("rmmod allocprof && modprobe allocprof") == 0 && file_is(PARAM, "0\n");
+static void check_default_load(int i)
+{
+	struct stat st;
+	int ok = ap_sh("rmmod allocprof && modprobe allocprof") == 0 && file_is(PARAM, "0\n");
+
+	(void)i;
 	ksft_test_result(ok && stat(AP_SYSCTL, &st) == 0 && (st.st_mode & 0777) == 0644,
 			 "default: the parameter reads 0, vm.mem_profiling is 0644\n");
+}
+
+static void check_no_reports(int i)
+{
+	int ok;
+
+	(void)i;
 	ap_sh("dmesg -c >/dev/null");
-	ksft_test_result(untagged_allocs() && untagged_reported(0) &&
-			 log_count("allocprof: debug:") == 0,
-			 "without debug mode: no report\n");
+	ok = untagged_allocs() && untagged_reported(0) && forge_overlive() == 0 &&
+	     ap_write_file(FORGE, "foreign", 7) == 0;
+	ksft_test_result(ok && log_count("allocprof: debug:") == 0,
+			 "without debug mode: untagged, forged live and foreign slots, no report\n");
+}
+
+static void check_unload(int i)
+{
+	(void)i;
 	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
 			 "unload\n");
+}
+
+static const struct ap_step steps[] = {
+	AP_STEP_EACH(check_bad_param, &nr_bad),
+	AP_STEP(check_debug_load),
+	AP_STEP(check_debug_sysctl),
+	AP_STEP(check_untagged),
+	AP_STEP(check_untagged_again),
+	AP_STEP(check_overlive),
+	AP_STEP(check_overlive_again),
+	AP_STEP(check_foreign),
+	AP_STEP(check_foreign_again),
+	AP_STEP(check_not_warnings),
+	AP_STEP(check_tagged),
+	AP_STEP(check_workload),
+	AP_STEP(check_default_load),
+	AP_STEP(check_no_reports),
+	AP_STEP(check_unload),
+};
+
+int main(void)
+{
+	ksft_print_header();
+	/* The test module from a fresh load, allocprof not loaded. */
+	if (ap_start(NULL) || ap_sh("rmmod allocprof"))
+		ksft_exit_fail_msg("cannot start from a fresh allocprof_test alone\n");
+	ap_sh("dmesg -c >/dev/null");
+	AP_RUN_STEPS(steps);
 	ksft_finished();
 }
