@@ -16,7 +16,9 @@
 #
 # KFLAVOUR=base|debug|upstream|noprof chooses the kernel (default base).  KDIR=...
 # builds the module against another kernel tree (then pass LLVM=... as that
-# tree was built).
+# tree was built).  MODSRC=DIR builds the module from DIR's Kbuild, src/ and
+# selftests/modules/ (make mutants), GUEST_NAME=NAME stages it in and makes
+# the guest in the cache's modbuild/NAME and guest/NAME (default: the flavour).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
@@ -44,8 +46,10 @@ ifeq ($(origin KDIR),undefined)
 KDIR = $(eval KDIR := $(shell KFLAVOUR=$(KFLAVOUR) ALLOCPROF_CACHE=$(ALLOCPROF_CACHE) scripts/build-kernel | tail -n1))$(KDIR)
 endif
 
-GUEST := $(CACHE)/guest/$(KFLAVOUR)
-MODSTAGE := $(CACHE)/modbuild/$(KFLAVOUR)
+MODSRC ?= $(CURDIR)
+GUEST_NAME ?= $(KFLAVOUR)
+GUEST := $(CACHE)/guest/$(GUEST_NAME)
+MODSTAGE := $(CACHE)/modbuild/$(GUEST_NAME)
 
 .PHONY: all module print-kdir initramfs setup demo check soak bench lint lint-clippy lint-rustfmt \
 	lint-checkpatch lint-host clean distclean kernel selftests
@@ -67,8 +71,8 @@ print-kdir: setup
 module: setup
 	@test -n "$(KDIR)" || { echo "allocprof: no kernel build tree" >&2; exit 1; }
 	@mkdir -p $(MODSTAGE)
-	@rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' --exclude '*.mod*' \
-		--exclude 'modules.order' --exclude 'Module.symvers' --exclude '*.rmeta' \
+	@cd $(MODSRC) && rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
+		--exclude '*.mod*' --exclude 'modules.order' --exclude 'Module.symvers' --exclude '*.rmeta' \
 		Kbuild src selftests/modules $(MODSTAGE)/
 	@$(MAKE) --no-print-directory -C $(KDIR) M=$(MODSTAGE) $(KMAKE_VARS) \
 		ALLOCPROF_FLAVOUR=$(KFLAVOUR) modules 2>&1 | { grep -v '^make\[' || true; }
