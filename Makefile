@@ -7,6 +7,8 @@
 #                 (1000 load/unload cycles on base and on debug; slow)
 #   make bench    allocprof against upstream's profiler, side by side (slow;
 #                 not part of check; see Documentation/benchmark.md)
+#   make mutants  how many deliberate bugs in the module (scripts/mutants.list)
+#                 the base kselftests catch (slow; MUTANTS="name ..." for some)
 #
 #   make [module]          build allocprof.ko (and the test modules) against KDIR
 #   make print-kdir        build the flavour's kernel if needed, print its tree
@@ -51,7 +53,7 @@ GUEST_NAME ?= $(KFLAVOUR)
 GUEST := $(CACHE)/guest/$(GUEST_NAME)
 MODSTAGE := $(CACHE)/modbuild/$(GUEST_NAME)
 
-.PHONY: all module print-kdir initramfs setup demo check soak bench lint lint-clippy lint-rustfmt \
+.PHONY: all module print-kdir initramfs setup demo check soak bench mutants lint lint-clippy lint-rustfmt \
 	lint-checkpatch lint-host clean distclean kernel selftests
 
 all: module
@@ -159,6 +161,11 @@ soak: setup
 # BENCH_PARAMS (see bench/run).
 bench: setup
 	@bench/run
+
+# Each mutant of scripts/mutants.list built and run through the base
+# kselftests (short storm) in a guest of its own; see Documentation/testing.md.
+mutants: setup
+	@scripts/mutants $(MUTANTS)
 
 clean:
 	rm -rf $(CACHE)/modbuild $(CACHE)/guest $(CACHE)/tool-build
