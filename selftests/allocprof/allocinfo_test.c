@@ -120,6 +120,18 @@ static void t_site(int k)
 		}
 		/* A batch site makes several live entries an allocation. */
 		live = ap_test_alloc(sites[i].name, N_ALLOC) == 0 ? ap_testsite_live(sites[i].name) : -1;
+		/*
+		 * Upstream 6.12 counts no percpu allocation served by the first
+		 * chunk, which has no obj_exts (pcpu_alloc_first_chunk() in
+		 * mm/percpu.c), and the test's land there (0 bytes, 0 calls in
+		 * the upstream guest): on the oracle this result is a skip,
+		 * declared in expected.
+		 */
+		if (ap_builtin_profiler() && !strcmp(sites[i].kind, "percpu")) {
+			ksft_test_result_skip("%s: upstream's profiler does not count the first percpu chunk's allocations\n",
+					      func);
+			break;
+		}
 		ksft_test_result(live >= N_ALLOC && ap_expect(func, live * unit, live * calls),
 				 "%s: %d allocations (%ld entries) show %lld bytes %llu calls\n",
 				 func, N_ALLOC, live, live * unit, live * calls);
