@@ -43,7 +43,8 @@ static const char *param(const char *name)
 
 	while ((p = strstr(p, name))) {
 		if ((p == cmdline || p[-1] == ' ') && p[n] == '=') {
-			sscanf(p + n + 1, "%255s", value);
+			if (sscanf(p + n + 1, "%255s", value) != 1)
+				value[0] = '\0';
 			return value;
 		}
 		p += n;
@@ -382,7 +383,11 @@ static void e_parameters(int j)
 
 		if (p != cmdline && p[-1] != ' ')
 			continue;
-		sscanf(p + strlen("allocprof."), "%31[^= ]", name);
+		if (sscanf(p + strlen("allocprof."), "%31[^= ]", name) != 1) {
+			ksft_print_msg("the command line's allocprof. has no name\n");
+			ok = 0;
+			continue;
+		}
 		for (i = 0; i < nparams && strcmp(pnames[i], name); i++)
 			;
 		if (i == nparams) {

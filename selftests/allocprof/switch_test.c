@@ -123,7 +123,8 @@ int main(void)
 	ksft_print_header();
 	if (ap_start(NULL))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
-	if (ap_read_file(NESTED, buf, sizeof(buf)) <= 0 || (run_bytes = atoll(buf)) <= 0)
+	run_bytes = ap_read_file(NESTED, buf, sizeof(buf)) > 0 ? atoll(buf) : 0;
+	if (run_bytes <= 0)
 		ksft_exit_fail_msg("cannot read %s\n", NESTED);
 	AP_RUN_STEPS(steps);
 	ksft_finished();
