@@ -382,7 +382,7 @@ static int two_more_rounds(struct storm *st, pid_t *workers)
 /* The results of the last storm, each set once by storm(). */
 static struct {
 	int set, ok;
-	char msg[200];
+	char msg[320];
 } results[STORM_RESULTS];
 
 static __printf(3, 4) void storm_result(enum storm_result r, int ok, const char *fmt, ...)
@@ -518,7 +518,7 @@ static void storm(const char *name, int cycles, int faults)
 		     name, enomem, werrs, st->last_error[0] ?: st->last_error[1]);
 	storm_result(SR_BOTH_CPUS,
 		     st->rounds[0] > 2 && st->rounds[1] > 2 && reads > (unsigned long long)cycles / 10,
-		     "%s: both CPUs allocated while readers read (%lu/%lu rounds, %llu reads)",
+		     "%s: both CPUs allocated while readers read (%lu/%lu rounds, %llu reads; at least 3 rounds each and a tenth of the cycles in reads, as how many there are is the scheduler's)",
 		     name, st->rounds[0], st->rounds[1], reads);
 	storm_result(SR_READS, bad == 0,
 		     "%s: every read well formed, no negative figure (%llu lines)", name, lines);
