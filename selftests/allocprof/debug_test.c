@@ -273,8 +273,11 @@ static void check_not_warnings(int i)
 
 static void check_tagged(int i)
 {
-	int ok = ap_test_alloc("kmalloc_100", 3) == 0 &&
-		 ap_expect("aptest_kmalloc_100", 3 * ap_slab_size("kmalloc-128"), 3);
+	long long bytes;
+	unsigned long long calls;
+	int ok = ap_testsite_unit("kmalloc_100", &bytes, &calls) == 0 &&
+		 ap_test_alloc("kmalloc_100", 3) == 0 &&
+		 ap_expect("aptest_kmalloc_100", 3 * bytes, 3 * calls);
 
 	(void)i;
 	ksft_test_result(ok && ap_test_free("kmalloc_100") == 0 && ap_expect("aptest_kmalloc_100", 0, 0),
