@@ -198,17 +198,17 @@ fn get_at(cursor: &Cursor, arg: IoctlArg<uapi::GetAtBuf>) -> Result<i64> {
     }
     let pos = uapi::get_at_pos(&b);
     let mut state = cursor.state.lock();
+    let filter = if f.mask != 0 {
+        uapi::filter_bytes(&b)
+    } else {
+        [0; core::mem::size_of::<uapi::FilterBuf>()]
+    };
     let found = with_profiler(|p| {
         let mut registry = p.registry.lock();
         // Past the end of the whole file: nothing changes.
         if !has_records(p, &mut registry, pos) {
             return Err(ENOENT);
         }
-        state.filter = if f.mask != 0 {
-            uapi::filter_bytes(&b)
-        } else {
-            [0; core::mem::size_of::<uapi::FilterBuf>()]
-        };
         let mut from = first();
         let mut skip = pos;
         while let Some((id, r)) = next_record(p, &mut registry, from, &f) {
@@ -222,15 +222,18 @@ fn get_at(cursor: &Cursor, arg: IoctlArg<uapi::GetAtBuf>) -> Result<i64> {
     })
     .unwrap_or(Err(ENOENT))?;
     let Some((id, r)) = found else {
+        state.filter = filter;
         if !matches!(state.position, Position::Start) {
             state.position = Position::End;
         }
         return Err(ENOENT);
     };
-    state.position = Position::After(id);
     uapi::set_get_at_data(&mut b, &r);
-    drop(state);
+    // The cursor moves only once the record is with the caller: a copy-out
+    // that fails (`EFAULT`) leaves the filter and position as they were.
     arg.write(&b)?;
+    state.filter = filter;
+    state.position = Position::After(id);
     Ok(0)
 }
 
@@ -248,9 +251,10 @@ fn get_next(cursor: &Cursor, arg: IoctlArg<uapi::TagDataBuf>) -> Result<i64> {
         state.position = Position::Start;
         return Err(ENOENT);
     };
-    state.position = Position::After(id);
-    drop(state);
+    // As in `get_at`: the position moves only after a successful copy-out,
+    // so a `GET_NEXT` that fails with `EFAULT` skips nothing.
     arg.write(&r)?;
+    state.position = Position::After(id);
     Ok(0)
 }
 

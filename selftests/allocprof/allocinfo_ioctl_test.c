@@ -17,12 +17,16 @@
  *   bits and min > max (EINVAL), a position past the end (ENOENT), a bad
  *   pointer (EFAULT), an unknown command or size (ENOTTY); an unterminated
  *   name matches nothing.
+ * - A copy-out that fails (EFAULT into a read-only page) moves neither the
+ *   position nor the filter: the next GET_NEXT returns the record a walk
+ *   without the fault returns there.
  *
  * Our patched kernels have the interface: an ENOTTY from it fails the test
  * (it does not run on upstream's 6.12, which has none).
  */
 #include <linux/alloc_tag.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 
 #include "allocprof_lib.h"
 
@@ -636,6 +640,70 @@ static void t_next_wraps(int i)
 	ksft_test_result(ok, "GET_NEXT: ENOENT at the end, then the first match again\n");
 }
 
+/* The test module's sites filter: GET_AT 0 with it into at (a valid or read-only buffer). */
+static int get_at_module(struct allocinfo_get_at *at)
+{
+	struct allocinfo_get_at b;
+
+	memset(&b, 0, sizeof(b));
+	b.filter = by(ALLOCINFO_FILTER_MASK_MODNAME);
+	strcpy(b.filter.fields.modname, "allocprof_test");
+	if (at)
+		*at = b;
+	return ioctl(fd, ALLOCINFO_IOC_GET_AT, at ? at : &b);
+}
+
+/*
+ * A copy-out that fails moves nothing: GET_NEXT into a read-only page
+ * (EFAULT), then GET_NEXT into a good buffer returns the record it would
+ * have returned; a GET_AT with another filter whose answer cannot be
+ * written (EFAULT) leaves the earlier filter and position.  The expected
+ * records come from a walk of the same filter without a fault.
+ */
+static void t_efault_keeps_cursor(int i)
+{
+	struct allocinfo_tag_data d, want[3];
+	struct allocinfo_get_at at, *ro_at;
+	long page = sysconf(_SC_PAGESIZE);
+	void *ro = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int ok = ro != MAP_FAILED, n;
+
+	(void)i;
+	/* The walk without a fault: the first three of the module's records. */
+	ok = ok && get_at_module(&at) == 0;
+	want[0] = at.data;
+	for (n = 1; ok && n < 3; n++)
+		ok = ioctl(fd, ALLOCINFO_IOC_GET_NEXT, &want[n]) == 0;
+	if (!ok) {
+		ksft_test_result_fail("GET_NEXT after EFAULT: the walk without a fault failed\n");
+		return;
+	}
+	/* The same filter's answer, to be written into the read-only page. */
+	ro_at = ro;
+	memset(ro_at, 0, sizeof(*ro_at));
+	ro_at->filter = by(ALLOCINFO_FILTER_MASK_FUNCTION);
+	strcpy(ro_at->filter.fields.function, "aptest_kmalloc_100");
+	ok = !mprotect(ro, page, PROT_READ);
+	ok &= get_at_module(&at) == 0 && !memcmp(&at.data, &want[0], sizeof(d));
+	ok &= err_is(ioctl(fd, ALLOCINFO_IOC_GET_NEXT, ro), EFAULT);
+	memset(&d, 0, sizeof(d));
+	if (ioctl(fd, ALLOCINFO_IOC_GET_NEXT, &d) || memcmp(&d, &want[1], sizeof(d))) {
+		ksft_print_msg("after EFAULT GET_NEXT gave %s, expected %s\n", d.tag.function,
+			       want[1].tag.function);
+		ok = 0;
+	}
+	ok &= err_is(ioctl(fd, ALLOCINFO_IOC_GET_AT, ro_at), EFAULT);
+	memset(&d, 0, sizeof(d));
+	if (ioctl(fd, ALLOCINFO_IOC_GET_NEXT, &d) || memcmp(&d, &want[2], sizeof(d))) {
+		ksft_print_msg("after GET_AT's EFAULT GET_NEXT gave %s (errno %d), expected %s\n",
+			       d.tag.function, errno, want[2].tag.function);
+		ok = 0;
+	}
+	if (ro != MAP_FAILED)
+		munmap(ro, page);
+	ksft_test_result(ok, "a failed copy-out (EFAULT) moves neither position nor filter\n");
+}
+
 static void t_unload(int i)
 {
 	(void)i;
@@ -675,6 +743,7 @@ static const struct ap_step steps[] = {
 	AP_STEP(t_enotty),
 	AP_STEP(t_unterminated),
 	AP_STEP(t_next_wraps),
+	AP_STEP(t_efault_keeps_cursor),
 	AP_STEP(t_unload),
 };
 
