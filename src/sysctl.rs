@@ -6,7 +6,8 @@
 //! off and on at run time; `never` turns it off for good (until the module
 //! is loaded again): the hooks are unregistered, the memory freed, and the
 //! file becomes read-only.  Anything else is refused with `-EINVAL` and
-//! changes nothing.
+//! changes nothing.  A writer without `CAP_SYS_ADMIN` (root included) gets
+//! `-EPERM` and changes nothing, as upstream's handler does.
 
 use core::sync::atomic::{AtomicU8, Ordering};
 use kernel::{error::Result, prelude::*};

@@ -6,7 +6,7 @@ use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
 use kernel::{
     alloc::{flags::GFP_KERNEL, KBox},
     bindings,
-    error::code::{EINVAL, ENOMEM},
+    error::code::{EINVAL, ENOMEM, EPERM},
     error::Result,
     ffi::c_int,
     str::CStr,
@@ -17,7 +17,10 @@ pub(crate) trait SysctlValue {
     /// Writes the current value (with its newline) into `buf`; returns the
     /// number of bytes.
     fn show(buf: &mut [u8; 16]) -> usize;
-    /// Takes a whole write; an error is returned to the writer unchanged.
+    /// Takes a whole write from a writer with `CAP_SYS_ADMIN` (the
+    /// handler refuses the others with `EPERM`, as upstream's
+    /// `vm.mem_profiling` does); an error is returned to the writer
+    /// unchanged.
     fn store(input: &[u8]) -> Result;
 }
 
@@ -35,6 +38,12 @@ unsafe extern "C" fn handler<V: SysctlValue>(
     // SAFETY: Valid for the call, as the sysctl core guarantees.
     let (len, pos) = unsafe { (&mut *lenp, &mut *ppos) };
     if write != 0 {
+        // As upstream's `proc_do_static_key()`: the file's mode lets root
+        // write, the capability decides; without it nothing changes.
+        // SAFETY: `capable()` may be called from any process context.
+        if !unsafe { bindings::capable(bindings::CAP_SYS_ADMIN as c_int) } {
+            return EPERM.to_errno();
+        }
         // A value is written in one piece.
         if *pos != 0 {
             return EINVAL.to_errno();
