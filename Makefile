@@ -168,7 +168,7 @@ mutants: setup
 	@scripts/mutants $(MUTANTS)
 
 clean:
-	rm -rf $(CACHE)/modbuild $(CACHE)/guest $(CACHE)/tool-build
+	rm -rf $(CACHE)/modbuild $(CACHE)/guest $(CACHE)/tool-build $(CACHE)/mutants
 	-cd tools/allocinfo && cargo clean
 
 distclean: clean
