@@ -14,7 +14,8 @@
 //!   `a` (its age is kept).  A bad command fails the write with `EINVAL`
 //!   and a message naming the bad word; nothing is changed then.
 //! - `stacks`: the live allocations watched with `s`, by call site and
-//!   call chain, biggest first, with the task of the latest allocation.
+//!   call chain, biggest first, with the task of the latest allocation
+//!   (its name escaped: see `write_task_name`).
 //! - `ages`: the live allocations watched with `a`, by call site and age
 //!   in power-of-two buckets of seconds.
 //!
@@ -27,6 +28,7 @@ use kernel::{error::Result, prelude::*};
 use crate::counters::Totals;
 use crate::sys::backend::{Site, Tag};
 use crate::sys::debugfs::{DebugDir, DebugText, Text};
+use crate::sys::task::COMM_LEN;
 use crate::tags::{write_figures, BStr, Flags, Registry, SiteId};
 use crate::watch::{self, AgeRow, ChainRow};
 use crate::{with_profiler, Profiler};
@@ -411,10 +413,35 @@ fn write_site_figures(out: &mut Text, registry: &mut Registry, id: SiteId, bytes
     registry.with_site(id, |site, _, _| write_figures(out, totals, site));
 }
 
+/// Writes a task name as the stacks report shows it: each byte below
+/// 0x20, from 0x7f on, and the backslash as a backslash and three octal
+/// digits (`seq_escape()`'s form: a newline is `\012`), the rest as it is.
+/// Any task may name itself (`prctl(PR_SET_NAME)`), newlines included: raw,
+/// its name could add lines of its own to root's report.
+fn write_task_name(out: &mut Text, name: &[u8]) {
+    let mut text = [0u8; 4 * COMM_LEN];
+    let mut len = 0;
+    for &b in name.iter().take(COMM_LEN) {
+        if b == b'\\' || !(0x20..0x7f).contains(&b) {
+            text[len..len + 4].copy_from_slice(&[
+                b'\\',
+                b'0' + (b >> 6),
+                b'0' + ((b >> 3) & 7),
+                b'0' + (b & 7),
+            ]);
+            len += 4;
+        } else {
+            text[len] = b;
+            len += 1;
+        }
+    }
+    out.write(&text[..len]);
+}
+
 fn write_chain(out: &mut Text, registry: &mut Registry, row: &ChainRow, frames: &mut [u8]) {
     write_site_figures(out, registry, row.site, row.bytes, row.calls);
     let _ = write!(out, " pid:{} comm:", row.task.pid);
-    out.write(row.task.name());
+    write_task_name(out, row.task.name());
     out.write(b"\n");
     if let Some(stack) = row.stack {
         out.write(stack.write_frames(frames));

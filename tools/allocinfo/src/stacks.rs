@@ -12,7 +12,7 @@
 //!
 //! A record is a call-site line in `/proc/allocinfo`'s grammar followed by
 //! ` pid:N comm:TEXT` (TEXT is the rest of the line, a task name that may
-//! contain spaces), then its frames (innermost first, the kernel's `%pS`
+//! contain spaces, escaped: see [`escape_comm`]), then its frames (innermost first, the kernel's `%pS`
 //! text), each indented by exactly four spaces, then an empty line. A record
 //! may have no frames, and the last one may lack its empty line. `#` lines
 //! are comments.
@@ -36,7 +36,8 @@ pub struct StackRecord {
     pub site: Record,
     /// The task that made the most recent allocation through this chain.
     pub pid: u32,
-    /// Its name (`comm`), verbatim; may contain spaces.
+    /// Its name (`comm`) as the kernel escaped it (see [`escape_comm`]);
+    /// may contain spaces. [`StackRecord::comm_bytes`] gives the name itself.
     pub comm: String,
     /// The call chain, innermost frame first, as the kernel printed it.
     pub frames: Vec<String>,
@@ -60,10 +61,59 @@ impl StackRecord {
         s
     }
 
+    /// The task's name itself: `comm` with its escapes undone.
+    pub fn comm_bytes(&self) -> Vec<u8> {
+        unescape_comm(&self.comm).unwrap_or_else(|| self.comm.clone().into_bytes())
+    }
+
     /// The frames joined as `inner <- caller <- ...`.
     pub fn chain_string(&self) -> String {
         self.frames.join(" <- ")
     }
+}
+
+/// A task name as the kernel writes it into the stacks file: each byte
+/// below 0x20, from 0x7f on, and the backslash as a backslash and three
+/// octal digits (the kernel's `seq_escape()` form: a newline is `\012`),
+/// every other byte as it is. A task may name itself anything
+/// (`prctl(PR_SET_NAME)`), newlines included.
+pub fn escape_comm(name: &[u8]) -> String {
+    let mut s = String::with_capacity(name.len());
+    for &b in name {
+        if b == b'\\' || !(0x20..0x7f).contains(&b) {
+            s.push_str(&format!("\\{b:03o}"));
+        } else {
+            s.push(char::from(b));
+        }
+    }
+    s
+}
+
+/// The name [`escape_comm`] escaped, or `None` if `text` is not in that
+/// form: a byte it would have escaped, or a backslash without three octal
+/// digits (at most `\377`) after it.
+pub fn unescape_comm(text: &str) -> Option<Vec<u8>> {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => {
+                let digits = b.get(i + 1..i + 4)?;
+                if !digits.iter().all(|d| (b'0'..=b'7').contains(d)) || digits[0] > b'3' {
+                    return None;
+                }
+                out.push(digits.iter().fold(0u8, |v, d| (v << 3) | (d - b'0')));
+                i += 4;
+            }
+            c if (0x20..0x7f).contains(&c) => {
+                out.push(c);
+                i += 1;
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 /// The result of parsing a stacks file.
@@ -95,6 +145,10 @@ fn parse_record_line(line: &str) -> Result<StackRecord, Bad> {
             return Err((Expected::Comm, found));
         }
     };
+    // A name not in the kernel's escaped form is not the kernel's.
+    if unescape_comm(comm).is_none() {
+        return Err((Expected::Comm, Found::Field(format!("comm:{comm}"))));
+    }
     Ok(StackRecord {
         site,
         pid,
@@ -248,6 +302,53 @@ mod tests {
         // Formatting gives the data lines back.
         let again: String = p.records.iter().map(StackRecord::to_text).collect();
         assert!(format!("{SAMPLE}\n").ends_with(&again), "{again}");
+    }
+
+    #[test]
+    fn task_names_escaped_and_back() {
+        // What names_test names its task: a newline, then a would-be frame.
+        let name = b"n\n    @\t\\\x1b\x7f\xc3";
+        let esc = escape_comm(name);
+        assert_eq!(esc, "n\\012    @\\011\\134\\033\\177\\303");
+        assert_eq!(unescape_comm(&esc).as_deref(), Some(&name[..]));
+        // Every byte but NUL, one at a time and all together.
+        let all: Vec<u8> = (1..=255).collect();
+        for b in &all {
+            assert_eq!(unescape_comm(&escape_comm(&[*b])), Some(vec![*b]), "{b}");
+        }
+        assert_eq!(unescape_comm(&escape_comm(&all)), Some(all));
+        // Not the kernel's form.
+        for bad in [
+            "a\\", "a\\01", "\\400", "\\08x", "\\x41", "a\tb", "\u{7f}", "\u{e9}",
+        ] {
+            assert_eq!(unescape_comm(bad), None, "{bad:?}");
+        }
+
+        // The record's line parses, shows the name escaped and gives it back.
+        let text = format!(
+            "         256        2 a.c:133 [m] func:f pid:112 comm:{esc}\n    f+0x59/0x70 [m]\n\n"
+        );
+        let p = parse_stacks(&text);
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        assert_eq!(p.records.len(), 1);
+        let r = &p.records[0];
+        assert_eq!((r.pid, r.comm.as_str()), (112, esc.as_str()));
+        assert_eq!(r.comm_bytes(), name);
+        assert_eq!(r.frames, ["f+0x59/0x70 [m]"]);
+        assert_eq!(r.to_text(), text);
+
+        // The same name written raw (an unfixed kernel): the record's line
+        // is malformed, its frames and the injected one are not taken.
+        let raw = "   256        2 a.c:133 [m] func:f pid:112 comm:n\\x\n    @\tx\n    f+0x1/0x2\n";
+        let p = parse_stacks(raw);
+        assert!(p.records.is_empty(), "{:?}", p.records);
+        assert_eq!(
+            p.issues
+                .iter()
+                .map(|i| (i.line_no, i.expected, i.found.clone()))
+                .collect::<Vec<_>>(),
+            [(1, Expected::Comm, Found::Field("comm:n\\x".into()))]
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@ mod common;
 use common::site_strategy;
 
 use allocinfo::ages::{parse_ages, parse_ages_bytes, sites, AgeBucket, AgeLine};
-use allocinfo::stacks::{parse_stacks, parse_stacks_bytes, StackRecord};
+use allocinfo::stacks::{escape_comm, parse_stacks, parse_stacks_bytes, StackRecord};
 use proptest::prelude::*;
 
 fn frame_strategy() -> impl Strategy<Value = String> {
@@ -19,8 +19,8 @@ fn stack_strategy() -> impl Strategy<Value = StackRecord> {
     (
         site_strategy(),
         any::<u32>(),
-        // A task name: up to 15 printable bytes, spaces anywhere.
-        "[ -~]{0,15}",
+        // A task name: up to 15 bytes but NUL, as the kernel escapes them.
+        proptest::collection::vec(1u8..=255, 0..16).prop_map(|b| escape_comm(&b)),
         proptest::collection::vec(frame_strategy(), 0..6),
     )
         .prop_map(|(site, pid, comm, frames)| StackRecord {
