@@ -375,6 +375,47 @@ static void t_back_to_start(int i)
 			 "module glob =p: back to the start\n");
 }
 
+/* The line of the test module's call site func, from the control file. */
+static int line_of(const char *func)
+{
+	char tail[96], *buf = ap_slurp(CONTROL, NULL), *line, *save = NULL;
+	int n = -1, found = 0;
+
+	if (!buf)
+		return -1;
+	snprintf(tail, sizeof(tail), " [allocprof_test]%s =", func);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *at = strstr(line, tail), *colon;
+
+		if (!at)
+			continue;
+		*at = '\0';
+		colon = strrchr(line, ':');
+		if (colon && sscanf(colon + 1, "%d", &n) == 1)
+			found++;
+	}
+	free(buf);
+	return found == 1 ? n : -1;
+}
+
+/*
+ * A line number alone, and a range that ends on it, select the call site
+ * on that line: the bounds of "line" are inclusive, as dynamic debug's.
+ */
+static void t_line_inclusive(int i)
+{
+	char cmd[96];
+	int n = line_of("aptest_kmalloc_8"), ok;
+
+	(void)i;
+	snprintf(cmd, sizeof(cmd), "file allocprof_test.c line %d +s", n);
+	ok = n > 1 && control(cmd) == 0 && flags_are("aptest_kmalloc_8", "ps") &&
+	     count_lines(CONTROL, " =ps") == 1;
+	snprintf(cmd, sizeof(cmd), "file allocprof_test.c line %d-%d -s", n - 1, n);
+	ksft_test_result(ok && control(cmd) == 0 && unchanged(),
+			 "line %d, and a range ending on it, select the call site on that line\n", n);
+}
+
 /* p off: new allocations not counted, old ones exact when freed. */
 static const char *const p_site = "kmalloc_100", *const p_func = "aptest_kmalloc_100";
 static long long p_unit = -1;
@@ -1004,6 +1045,7 @@ static const struct ap_step steps[] = {
 	AP_STEP(t_file_func_line),
 	AP_STEP(t_two_commands),
 	AP_STEP(t_back_to_start),
+	AP_STEP(t_line_inclusive),
 	AP_STEP(t_p_off),
 	AP_STEP(t_p_not_counted),
 	AP_STEP(t_p_free_nothing),
