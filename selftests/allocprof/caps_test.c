@@ -122,6 +122,7 @@ static const struct {
 	{ "0", "0" }, { "0 and a newline", "0\n" }, { "1", "1" },
 	{ "never", "never" }, { "never and a newline", "never\n" },
 };
+
 static const int nsysctl_writes = ARRAY_SIZE(sysctl_writes);
 
 static void t_sysctl_nocap(int i)
@@ -130,7 +131,8 @@ static void t_sysctl_nocap(int i)
 			  "write without CAP_SYS_ADMIN");
 
 	ok &= sysctl_is(initial);
-	ksft_test_result(ok, "vm.mem_profiling: write %s without CAP_SYS_ADMIN: EPERM, still %.*s\n",
+	ksft_test_result(ok,
+			 "vm.mem_profiling: write %s without CAP_SYS_ADMIN: EPERM, still %.*s\n",
 			 sysctl_writes[i].name, (int)strcspn(initial, "\n"), initial);
 }
 
@@ -155,7 +157,8 @@ static void t_allocinfo_nocap(int i)
 static void t_allocinfo_nobody(int i)
 {
 	(void)i;
-	ksft_test_result(errno_is(ap_open_as_nobody(AP_ALLOCINFO, O_RDONLY), EACCES, "open as nobody"),
+	ksft_test_result(errno_is(ap_open_as_nobody(AP_ALLOCINFO, O_RDONLY), EACCES,
+				  "open as nobody"),
 			 "/proc/allocinfo: nobody gets EACCES\n");
 }
 
@@ -182,7 +185,8 @@ static void t_control_nocap(int i)
 	ok &= site_flags_are("ps");
 	ok &= errno_is(write_control("func " SITE_FUNC " -s"), 0, "control write with it") &&
 	      site_flags_are("p");
-	ksft_test_result(ok, "control file: root without CAP_SYS_ADMIN writes it (as dynamic debug's)\n");
+	ksft_test_result(ok,
+			 "control file: root without CAP_SYS_ADMIN writes it (as dynamic debug's)\n");
 }
 
 static void t_control_nobody(int i)
@@ -218,8 +222,10 @@ int main(void)
 	if (ap_start(NULL))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
 	if (ap_read_file(AP_SYSCTL, initial, sizeof(initial)) < 0 || strcmp(initial, "1\n"))
-		ksft_exit_fail_msg("vm.mem_profiling does not read 1 at the start: '%s'\n", initial);
-	ksft_print_msg("profiler: %s\n", ap_builtin_profiler() ? "upstream's built-in" : "allocprof");
+		ksft_exit_fail_msg("vm.mem_profiling does not read 1 at the start: '%s'\n",
+				   initial);
+	ksft_print_msg("profiler: %s\n",
+		       ap_builtin_profiler() ? "upstream's built-in" : "allocprof");
 	AP_RUN_STEPS(steps);
 	ksft_finished();
 }

@@ -115,7 +115,8 @@ static void t_tool(int i)
 		       TOOL " stacks --strict --func " FUNC " --frames 0 --format csv 2>&1");
 	ksft_test_result(rc == 0 && strstr(out, want) && strstr(out, "\n1,") &&
 			 !strstr(out, "\n2,"),
-			 "allocinfo stacks --strict: one record, pid %d, comm %s\n", child, escaped);
+			 "allocinfo stacks --strict: one record, pid %d, comm %s\n", child,
+			 escaped);
 	if (rc || !strstr(out, want))
 		ksft_print_msg("exit %d, expected '%s' in:\n%s", rc, want, out);
 }
