@@ -158,6 +158,20 @@ static inline int ap_open_as_nobody(const char *path, int flags)
 #define AP_SYSCTL "/proc/sys/vm/mem_profiling"
 #define AP_TESTDIR "/sys/kernel/debug/allocprof_test"
 
+/* vm.mem_profiling reads exactly want (e.g. "1\n"); says what it read if not. */
+static inline int ap_sysctl_is(const char *want)
+{
+	char buf[32];
+
+	if (ap_read_file(AP_SYSCTL, buf, sizeof(buf)) < 0) {
+		ksft_print_msg("vm.mem_profiling: cannot read it\n");
+		return 0;
+	}
+	if (strcmp(buf, want))
+		ksft_print_msg("vm.mem_profiling reads '%s', expected '%s'\n", buf, want);
+	return !strcmp(buf, want);
+}
+
 /*
  * The first line of /proc/allocinfo in format v ("1.0" or "2.0"), and
  * upstream's whole header (lib/alloc_tag.c's print_allocinfo_header()).

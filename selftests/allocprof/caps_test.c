@@ -87,24 +87,13 @@ static int read_allocinfo(const void *arg)
 	(void)arg;
 	if (n < 0)
 		return -n;
-	return strncmp(buf, "allocinfo - version: ", 21) ? EIO : 0;
+	return strncmp(buf, AP_VERSION_LINE(""), strlen(AP_VERSION_LINE("")) - 1) ? EIO : 0;
 }
 
 /* Writes the command arg to the control file; the errno, or 0. */
 static int write_control(const void *arg)
 {
 	return -ap_write_file(CONTROL, arg, strlen(arg));
-}
-
-static int sysctl_is(const char *want)
-{
-	char buf[32];
-
-	if (ap_read_file(AP_SYSCTL, buf, sizeof(buf)) < 0)
-		return 0;
-	if (strcmp(buf, want))
-		ksft_print_msg("vm.mem_profiling reads '%s', expected '%s'\n", buf, want);
-	return !strcmp(buf, want);
 }
 
 static int errno_is(int got, int want, const char *what)
@@ -130,7 +119,7 @@ static void t_sysctl_nocap(int i)
 	int ok = errno_is(without_sys_admin(write_sysctl, sysctl_writes[i].data), EPERM,
 			  "write without CAP_SYS_ADMIN");
 
-	ok &= sysctl_is(initial);
+	ok &= ap_sysctl_is(initial);
 	ksft_test_result(ok,
 			 "vm.mem_profiling: write %s without CAP_SYS_ADMIN: EPERM, still %.*s\n",
 			 sysctl_writes[i].name, (int)strcspn(initial, "\n"), initial);
@@ -139,10 +128,10 @@ static void t_sysctl_nocap(int i)
 /* With CAP_SYS_ADMIN the same writes work: off, then back on. */
 static void t_sysctl_cap(int i)
 {
-	int ok = errno_is(write_sysctl("0"), 0, "write 0 with CAP_SYS_ADMIN") && sysctl_is("0\n");
+	int ok = errno_is(write_sysctl("0"), 0, "write 0 with CAP_SYS_ADMIN") && ap_sysctl_is("0\n");
 
 	(void)i;
-	ok &= errno_is(write_sysctl(initial), 0, "write it back") && sysctl_is(initial);
+	ok &= errno_is(write_sysctl(initial), 0, "write it back") && ap_sysctl_is(initial);
 	ksft_test_result(ok, "vm.mem_profiling: root with CAP_SYS_ADMIN writes 0, then %.*s\n",
 			 (int)strcspn(initial, "\n"), initial);
 }

@@ -12,13 +12,6 @@ static const char *const bad[] = {
 	"mem_profiling=\\\"1 \\\"",
 };
 
-static int sysctl_is(const char *want)
-{
-	char buf[32];
-
-	return ap_read_file(AP_SYSCTL, buf, sizeof(buf)) > 0 && !strcmp(buf, want);
-}
-
 static const int nbad = ARRAY_SIZE(bad) * AP_BAD_PARAM_RESULTS;
 
 static void t_bad(int k)
@@ -30,7 +23,7 @@ static void t_bad(int k)
 static void t_zero(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("modprobe allocprof mem_profiling=0") == 0 && sysctl_is("0\n"),
+	ksft_test_result(ap_sh("modprobe allocprof mem_profiling=0") == 0 && ap_sysctl_is("0\n"),
 			 "mem_profiling=0: loads, sysctl reads 0\n");
 }
 
@@ -38,20 +31,20 @@ static void t_never(int i)
 {
 	(void)i;
 	ksft_test_result(ap_sh("rmmod allocprof && modprobe allocprof mem_profiling=never") == 0 &&
-			 sysctl_is("never\n"), "mem_profiling=never: loads, sysctl reads never\n");
+			 ap_sysctl_is("never\n"), "mem_profiling=never: loads, sysctl reads never\n");
 }
 
 static void t_one(int i)
 {
 	(void)i;
 	ksft_test_result(ap_sh("rmmod allocprof && modprobe allocprof mem_profiling=1") == 0 &&
-			 sysctl_is("1\n"), "mem_profiling=1: loads, sysctl reads 1\n");
+			 ap_sysctl_is("1\n"), "mem_profiling=1: loads, sysctl reads 1\n");
 }
 
 static void t_default(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof && modprobe allocprof") == 0 && sysctl_is("1\n"),
+	ksft_test_result(ap_sh("rmmod allocprof && modprobe allocprof") == 0 && ap_sysctl_is("1\n"),
 			 "default: sysctl reads 1\n");
 }
 

@@ -11,17 +11,6 @@
 #define SITE "kmalloc_100"
 #define FUNC "aptest_kmalloc_100"
 
-static int sysctl_is(const char *want)
-{
-	char buf[32];
-
-	if (ap_read_file(AP_SYSCTL, buf, sizeof(buf)) < 0)
-		return 0;
-	if (strcmp(buf, want))
-		ksft_print_msg("vm.mem_profiling reads '%s', expected '%s'\n", buf, want);
-	return !strcmp(buf, want);
-}
-
 static const struct {
 	const char *name;
 	const char *data;
@@ -61,7 +50,7 @@ static void t_mode(int i)
 static void t_reads_1(int i)
 {
 	(void)i;
-	ksft_test_result(sysctl_is("1\n"), "reads 1 after load\n");
+	ksft_test_result(ap_sysctl_is("1\n"), "reads 1 after load\n");
 }
 
 static void t_nobody(int i)
@@ -69,7 +58,7 @@ static void t_nobody(int i)
 	int ret = ap_open_as_nobody(AP_SYSCTL, O_WRONLY);
 
 	(void)i;
-	ksft_test_result(ret == EACCES && sysctl_is("1\n"),
+	ksft_test_result(ret == EACCES && ap_sysctl_is("1\n"),
 			 "user nobody cannot open vm.mem_profiling for writing (%s)\n",
 			 ret > 0 ? strerror(ret) : ret ? "error" : "it could");
 }
@@ -79,7 +68,7 @@ static void t_write_0(int i)
 {
 	(void)i;
 	ap_test_alloc(SITE, 3);
-	ksft_test_result(ap_write_file(AP_SYSCTL, "0\n", 2) == 0 && sysctl_is("0\n"),
+	ksft_test_result(ap_write_file(AP_SYSCTL, "0\n", 2) == 0 && ap_sysctl_is("0\n"),
 			 "write 0: reads 0\n");
 }
 
@@ -100,7 +89,7 @@ static void t_off_frees(int i)
 static void t_write_1(int i)
 {
 	(void)i;
-	ksft_test_result(ap_write_file(AP_SYSCTL, "1", 1) == 0 && sysctl_is("1\n"),
+	ksft_test_result(ap_write_file(AP_SYSCTL, "1", 1) == 0 && ap_sysctl_is("1\n"),
 			 "write 1 (no newline): reads 1\n");
 }
 
@@ -115,7 +104,7 @@ static void t_bad_write(int i)
 {
 	int ret = ap_write_file(AP_SYSCTL, bad_writes[i].data, bad_writes[i].len);
 
-	ksft_test_result((ret == -EINVAL || (bad_writes[i].len == 0 && ret == 0)) && sysctl_is("1\n"),
+	ksft_test_result((ret == -EINVAL || (bad_writes[i].len == 0 && ret == 0)) && ap_sysctl_is("1\n"),
 			 "write %s: -EINVAL, unchanged\n", bad_writes[i].name);
 }
 
@@ -127,14 +116,14 @@ static void t_junk(int i)
 	(void)i;
 	memset(junk, 'x', sizeof(junk));
 	ret = ap_write_file(AP_SYSCTL, junk, sizeof(junk));
-	ksft_test_result(ret == -EINVAL && sysctl_is("1\n"), "write 4 KiB of junk: -EINVAL\n");
+	ksft_test_result(ret == -EINVAL && ap_sysctl_is("1\n"), "write 4 KiB of junk: -EINVAL\n");
 }
 
 static void t_never(int i)
 {
 	(void)i;
 	ap_test_free(SITE);
-	ksft_test_result(ap_write_file(AP_SYSCTL, "never\n", 6) == 0 && sysctl_is("never\n"),
+	ksft_test_result(ap_write_file(AP_SYSCTL, "never\n", 6) == 0 && ap_sysctl_is("never\n"),
 			 "write never: reads never\n");
 }
 
@@ -144,7 +133,7 @@ static void t_never_read_only(int i)
 
 	(void)i;
 	ksft_test_result(stat(AP_SYSCTL, &st) == 0 && ap_write_file(AP_SYSCTL, "1", 1) == -EACCES &&
-			 sysctl_is("never\n"), "after never: read-only, even for root\n");
+			 ap_sysctl_is("never\n"), "after never: read-only, even for root\n");
 }
 
 static void t_never_header_only(int i)
@@ -164,7 +153,7 @@ static void t_never_header_only(int i)
 static void t_reload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof") == 0 && ap_load(NULL) == 0 && sysctl_is("1\n") &&
+	ksft_test_result(ap_sh("rmmod allocprof") == 0 && ap_load(NULL) == 0 && ap_sysctl_is("1\n") &&
 			 ap_expect(FUNC, 0, 0), "reload after never: on again, from zero\n");
 }
 
