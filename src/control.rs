@@ -28,7 +28,7 @@ use kernel::{error::Result, prelude::*};
 use crate::counters::Totals;
 use crate::sys::backend::{Site, Tag};
 use crate::sys::debugfs::{DebugDir, DebugText, Text};
-use crate::sys::task::COMM_LEN;
+use crate::sys::task::{self, COMM_LEN};
 use crate::tags::{write_figures, BStr, Flags, Registry, SiteId};
 use crate::watch::{self, AgeRow, ChainRow};
 use crate::{with_profiler, Profiler};
@@ -263,13 +263,23 @@ fn queries(input: &[u8]) -> Result<KVec<Query<'_>>> {
 }
 
 /// Shell-style match of `name` with `pattern` (`*` any bytes, `?` one), as
-/// dynamic debug's `match_wildcard()`.
+/// dynamic debug's `match_wildcard()`: iterative, backtracking only to the
+/// latest `*`.  Its work is bounded by the name, whatever the pattern's
+/// length (up to the 4095 bytes of a write): `n` never goes back past the
+/// latest star's start, which only moves forward (at most `name.len()`
+/// times), and each retry matches at most `name.len()` bytes; a run of
+/// stars is passed over once, and the loop ends when the name does.  So at
+/// most about `pattern.len() + name.len()²` steps per call site.
 fn glob(pattern: &[u8], name: &[u8]) -> bool {
     let (mut p, mut n) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while n < name.len() {
         match pattern.get(p) {
             Some(b'*') => {
+                // A run of stars matches what one does.
+                while pattern.get(p + 1) == Some(&b'*') {
+                    p += 1;
+                }
                 star = Some((p, n));
                 p += 1;
             }
@@ -352,7 +362,12 @@ impl DebugText for Control {
     }
 }
 
-/// Sets the flags of the call sites `queries` select, in order.
+/// Sets the flags of the call sites `queries` select, in order.  Both
+/// locks held here (the control mutex, `with_profiler`, and the registry's)
+/// are mutexes, so the loops over every call site give the CPU away after
+/// each one: a write of 64 commands with long patterns, against every call
+/// site of the kernel, neither stalls the CPU nor trips the soft-lockup
+/// watchdog (`glob_test`).
 fn apply(p: &Profiler, queries: &[Query<'_>]) -> Result {
     let mut registry = p.registry.lock();
     // The watch table, if a command gives a call site `s` or `a`.
@@ -361,7 +376,10 @@ fn apply(p: &Profiler, queries: &[Query<'_>]) -> Result {
         Op::Add(f) | Op::Set(f) => f.watched(),
         Op::Remove(_) => false,
     }) {
-        registry.for_each_tag(|_, tag| watching |= q.matches(&tag.site()));
+        registry.for_each_tag(|_, tag| {
+            watching |= q.matches(&tag.site());
+            task::cond_resched();
+        });
     }
     if watching {
         p.watch.prepare()?;
@@ -378,6 +396,7 @@ fn apply(p: &Profiler, queries: &[Query<'_>]) -> Result {
                 }
                 tag.set_word(id.word(new));
             }
+            task::cond_resched();
         });
     }
     Ok(())

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Who and when: the current task's pid and name, and a monotonic clock
-//! that can be read in any context.
+//! Who and when: the current task's pid and name, a monotonic clock that
+//! can be read in any context, and giving the CPU to other tasks in long
+//! loops.
 
 use kernel::bindings;
 
@@ -44,4 +45,15 @@ impl TaskId {
 pub(crate) fn now_ns() -> u64 {
     // SAFETY: No requirements.
     unsafe { bindings::ktime_get_mono_fast_ns() }
+}
+
+/// Lets the scheduler run another task if one is due (`cond_resched()`):
+/// for long loops in task context that hold only sleeping locks (mutexes),
+/// so that they neither stall the CPU nor trip the soft-lockup watchdog on
+/// a kernel without full preemption.  Never under a spinlock or with
+/// interrupts off.
+pub(crate) fn cond_resched() {
+    // SAFETY: The callers run in task context with no spinlock held, as
+    // `__cond_resched()` (what `cond_resched()` calls) requires.
+    unsafe { bindings::__cond_resched() };
 }
