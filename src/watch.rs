@@ -100,7 +100,9 @@ struct Chain {
 /// Every entry and chain index is in exactly one list: a free list, a
 /// bucket (chains), or live (entries with a site).  A live entry's `link`
 /// is [`NIL`] or a live chain of the same site, whose figures include the
-/// entry's.
+/// entry's.  An entry or chain is live until both its calls and its bytes
+/// are zero, so that every watch id stored in a page or slot, or read by
+/// a partial free, names its own allocation.
 struct Tables {
     entries: KVVec<Entry>,
     chains: KVVec<Chain>,
@@ -334,19 +336,25 @@ impl Tables {
     }
 
     /// Adds `bytes` and `calls` (two's complement to subtract) to the
-    /// watched allocation `w` and its chain; frees the entry when its
-    /// calls reach zero.  Returns its call site.
+    /// watched allocation `w` and its chain; frees each when both its
+    /// calls and its bytes reach zero.  Returns its call site.
+    ///
+    /// Not when the calls alone do: a partial free (`__free_pages()` of a
+    /// page whose first page has another reference) reads the reference
+    /// before its put and takes the tail pages' bytes off after it, so
+    /// the other holder's put may free the first page, and its call, in
+    /// between.  The entry must then live until those bytes come.
     fn adjust(&mut self, w: WatchId, bytes: u64, calls: u64) -> Option<SiteId> {
         let entry = self.entries.get_mut(w.index())?;
         let site = entry.site?;
         entry.bytes = entry.bytes.wrapping_add(bytes);
         entry.calls = entry.calls.wrapping_add(calls);
-        let (link, done) = (entry.link, entry.calls == 0);
+        let (link, done) = (entry.link, entry.calls == 0 && entry.bytes == 0);
         if link != NIL {
             let chain = &mut self.chains[usize::from(link)];
             chain.bytes = chain.bytes.wrapping_add(bytes);
             chain.calls = chain.calls.wrapping_add(calls);
-            if chain.calls == 0 {
+            if chain.calls == 0 && chain.bytes == 0 {
                 self.drop_chain(link);
             }
         }
