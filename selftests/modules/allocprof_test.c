@@ -38,6 +38,10 @@
  *   cat callers                     as "sites": "helper slab <cache> <live>",
  *                                   then "from_a caller aptest_from_a <live>"
  *                                   and the same for b
+ *   echo <n> > partial_race, cat partial_race
+ *                                   n partial frees at aptest_partial_race()
+ *                                   raced by a timer's put (all freed after);
+ *                                   cat: the runs the timer's put ended
  *   echo <n> > deep, echo free > deep, cat deep
  *                                   n allocations at one call site, each
  *                                   through a call chain of its own
@@ -49,7 +53,9 @@
  *                                   with allocation profiling only)
  */
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/gfp.h>
+#include <linux/hrtimer.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -826,6 +832,109 @@ static const struct file_operations aptest_nested_fops = {
 };
 
 /*
+ * A partial free raced by the last put: aptest_partial_race() allocates an
+ * order-2 page that is not compound and takes a second reference on its
+ * first page; a hard-irq timer drops that reference while __free_pages()
+ * drops the allocation's.  When the timer fires between __free_pages()'s
+ * put_page_testzero() and its page_ref_sub, the first page is freed (4 KiB
+ * and the call) before the three tail pages' bytes are taken off.  The
+ * timer is armed to fire at once and __free_pages() starts after a delay,
+ * shortened when the timer fired before it and lengthened when not, so
+ * that the runs close in on the moment the timer fires.
+ */
+#define APTEST_RACE_STEP_NS	500
+#define APTEST_RACE_MAX_NS	(10 * NSEC_PER_MSEC)
+static struct page *aptest_race_page;
+static struct hrtimer aptest_race_timer;
+static atomic_t aptest_race_last;	/* the timer dropped the last reference */
+static DEFINE_MUTEX(aptest_race_lock);
+
+static enum hrtimer_restart aptest_race_fire(struct hrtimer *t)
+{
+	struct page *page = xchg(&aptest_race_page, NULL);
+
+	if (page) {
+		if (page_ref_count(page) == 1)
+			atomic_inc(&aptest_race_last);
+		put_page(page);
+	}
+	return HRTIMER_NORESTART;
+}
+
+static noinline struct page *aptest_partial_race(void)
+{
+	return alloc_pages(GFP_KERNEL, 2);
+}
+
+static int aptest_race_run(long n)
+{
+	unsigned long delay = 0;
+	long i;
+
+	for (i = 0; i < n; i++) {
+		struct page *page = aptest_partial_race();
+
+		if (!page)
+			return -ENOMEM;
+		get_page(page);
+		WRITE_ONCE(aptest_race_page, page);
+		hrtimer_start(&aptest_race_timer, 0, HRTIMER_MODE_REL_HARD);
+		udelay(delay / 1000);
+		ndelay(delay % 1000);
+		/* Fired already: start sooner next time; else later. */
+		if (!READ_ONCE(aptest_race_page))
+			delay -= min(delay, APTEST_RACE_STEP_NS + delay / 256);
+		else if (delay < APTEST_RACE_MAX_NS)
+			delay += APTEST_RACE_STEP_NS + delay / 64 + i % 7 * 70;
+		__free_pages(page, 2);
+		while (READ_ONCE(aptest_race_page))
+			cpu_relax();
+		hrtimer_cancel(&aptest_race_timer);
+		cond_resched();
+	}
+	pr_info("aptest race: delay %lu ns at the end\n", delay);
+	return 0;
+}
+
+static ssize_t aptest_race_write(struct file *file, const char __user *ubuf,
+				 size_t len, loff_t *ppos)
+{
+	long n;
+	int err = kstrtol_from_user(ubuf, len, 0, &n);
+
+	if (err)
+		return err;
+	if (n < 0)
+		return -EINVAL;
+	mutex_lock(&aptest_race_lock);
+	atomic_set(&aptest_race_last, 0);
+	err = aptest_race_run(n);
+	mutex_unlock(&aptest_race_lock);
+	return err ? err : len;
+}
+
+/* How many runs of the last write the timer's put ended. */
+static int aptest_race_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "%d\n", atomic_read(&aptest_race_last));
+	return 0;
+}
+
+static int aptest_race_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, aptest_race_show, NULL);
+}
+
+static const struct file_operations aptest_race_fops = {
+	.owner = THIS_MODULE,
+	.open = aptest_race_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = aptest_race_write,
+};
+
+/*
  * One tagged helper, two callers: what allocinfo shows as one call site,
  * and allocprof's stacks tell apart.
  */
@@ -1333,6 +1442,9 @@ static int __init aptest_init(void)
 	debugfs_create_file("nested", 0600, aptest_dir, NULL, &aptest_nested_fops);
 	debugfs_create_file("callers", 0600, aptest_dir, NULL, &aptest_callers_fops);
 	debugfs_create_file("deep", 0600, aptest_dir, NULL, &aptest_deep_fops);
+	hrtimer_init(&aptest_race_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	aptest_race_timer.function = aptest_race_fire;
+	debugfs_create_file("partial_race", 0600, aptest_dir, NULL, &aptest_race_fops);
 #ifdef APTEST_FORGE
 	debugfs_create_file("forge", 0600, aptest_dir, NULL, &aptest_forge_fops);
 #endif
@@ -1344,6 +1456,7 @@ static void __exit aptest_exit(void)
 	int i;
 
 	debugfs_remove_recursive(aptest_dir);
+	hrtimer_cancel(&aptest_race_timer);
 	for (i = 0; i < ARRAY_SIZE(aptest_sites); i++)
 		aptest_free_all(&aptest_sites[i]);
 	aptest_free_adopted();
