@@ -570,19 +570,7 @@ static int aptest_adopted_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-static int aptest_adopted_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, aptest_adopted_show, NULL);
-}
-
-static const struct file_operations aptest_adopted_fops = {
-	.owner = THIS_MODULE,
-	.open = aptest_adopted_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-	.write = aptest_adopted_write,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(aptest_adopted);
 
 /*
  * Allocations without an allocation tag: the _noprof functions called
@@ -817,19 +805,7 @@ static int aptest_nested_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-static int aptest_nested_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, aptest_nested_show, NULL);
-}
-
-static const struct file_operations aptest_nested_fops = {
-	.owner = THIS_MODULE,
-	.open = aptest_nested_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-	.write = aptest_nested_write,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(aptest_nested);
 
 /*
  * A partial free raced by the last put: aptest_partial_race() allocates an
@@ -920,19 +896,7 @@ static int aptest_race_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-static int aptest_race_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, aptest_race_show, NULL);
-}
-
-static const struct file_operations aptest_race_fops = {
-	.owner = THIS_MODULE,
-	.open = aptest_race_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-	.write = aptest_race_write,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(aptest_race);
 
 /*
  * One tagged helper, two callers: what allocinfo shows as one call site,
@@ -1027,19 +991,7 @@ static int aptest_callers_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-static int aptest_callers_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, aptest_callers_show, NULL);
-}
-
-static const struct file_operations aptest_callers_fops = {
-	.owner = THIS_MODULE,
-	.open = aptest_callers_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-	.write = aptest_callers_write,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(aptest_callers);
 
 /*
  * Many call chains to one call site, for the per-call-site control's
@@ -1149,19 +1101,7 @@ static int aptest_deep_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-static int aptest_deep_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, aptest_deep_show, NULL);
-}
-
-static const struct file_operations aptest_deep_fops = {
-	.owner = THIS_MODULE,
-	.open = aptest_deep_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-	.write = aptest_deep_write,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(aptest_deep);
 
 #ifdef APTEST_FORGE
 /*
@@ -1314,19 +1254,7 @@ static int aptest_forge_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-static int aptest_forge_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, aptest_forge_show, NULL);
-}
-
-static const struct file_operations aptest_forge_fops = {
-	.owner = THIS_MODULE,
-	.open = aptest_forge_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-	.write = aptest_forge_write,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(aptest_forge);
 #endif /* APTEST_FORGE */
 
 static const struct file_operations aptest_warn_fops = {
