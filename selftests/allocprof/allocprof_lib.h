@@ -762,4 +762,43 @@ static inline int ap_chain_sum(const char *func, long long *bytes, unsigned long
 	return n;
 }
 
+/*
+ * A size as the kernel's memory report (show_mem(): SysRq-m, the OOM
+ * report) prints a call site's bytes: string_get_size(size, 1,
+ * STRING_UNITS_2, ...).
+ */
+static inline void ap_size_text(unsigned long long size, char *buf, size_t len)
+{
+	static const char *const units[] = { "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "Zi", "Yi" };
+	static const unsigned int rounding[] = { 500, 50, 5 };
+	unsigned int i = 0, j, remainder = 0, sf_cap;
+	char tmp[12] = "";
+
+	if (size) {
+		while (size >> 32) {
+			size /= 1024;
+			i++;
+		}
+		while (size >= 1024) {
+			remainder = size % 1024;
+			size /= 1024;
+			i++;
+		}
+		sf_cap = size;
+		for (j = 0; sf_cap * 10 < 1000; j++)
+			sf_cap *= 10;
+		remainder = remainder * 1000 >> 10;
+		remainder += rounding[j];
+		if (remainder >= 1000) {
+			remainder -= 1000;
+			size += 1;
+		}
+		if (j) {
+			snprintf(tmp, sizeof(tmp), ".%03u", remainder);
+			tmp[j + 1] = '\0';
+		}
+	}
+	snprintf(buf, len, "%u%s %sB", (unsigned int)size, tmp, units[i]);
+}
+
 #endif /* ALLOCPROF_LIB_H */

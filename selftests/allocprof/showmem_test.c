@@ -16,42 +16,7 @@
 #define N 200
 #define TOP 10
 
-/* The kernel's string_get_size(size, 1, STRING_UNITS_2, ...). */
-static void size_text(unsigned long long size, char *buf, size_t len)
-{
-	static const char *const units[] = { "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "Zi", "Yi" };
-	static const unsigned int rounding[] = { 500, 50, 5 };
-	unsigned int i = 0, j, remainder = 0, sf_cap;
-	char tmp[12] = "";
-
-	if (size) {
-		while (size >> 32) {
-			size /= 1024;
-			i++;
-		}
-		while (size >= 1024) {
-			remainder = size % 1024;
-			size /= 1024;
-			i++;
-		}
-		sf_cap = size;
-		for (j = 0; sf_cap * 10 < 1000; j++)
-			sf_cap *= 10;
-		remainder = remainder * 1000 >> 10;
-		remainder += rounding[j];
-		if (remainder >= 1000) {
-			remainder -= 1000;
-			size += 1;
-		}
-		if (j) {
-			snprintf(tmp, sizeof(tmp), ".%03u", remainder);
-			tmp[j + 1] = '\0';
-		}
-	}
-	snprintf(buf, len, "%u%s %sB", (unsigned int)size, tmp, units[i]);
-}
-
-/* Bytes from a size as size_text() writes it (approximately). */
+/* Bytes from a size as ap_size_text() writes it (approximately). */
 static double size_value(const char *text)
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
@@ -166,7 +131,7 @@ static void t_first(int i)
 	int ok;
 
 	(void)i;
-	size_text(N * unit, size, sizeof(size));
+	ap_size_text(N * unit, size, sizeof(size));
 	snprintf(want, sizeof(want), "%12s %8llu ", size, N * calls);
 	ok = nlines > 1 && !strncmp(lines[1], want, strlen(want)) && site_line(1);
 	if (!ok)
