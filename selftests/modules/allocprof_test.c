@@ -46,6 +46,10 @@
  *                                   n allocations at one call site, each
  *                                   through a call chain of its own
  *                                   (aptest_deep_write())
+ *   echo <n> > hold, echo free > hold, cat hold
+ *                                   n blocks of pages held at one call site
+ *                                   until freed, to fill memory for a real
+ *                                   OOM (aptest_hold_write())
  *   echo overlive|foreign > forge, cat forge
  *                                   slab slots written behind the profiler's
  *                                   back, for its debug mode's reports
@@ -1103,6 +1107,83 @@ static int aptest_deep_show(struct seq_file *m, void *v)
 
 DEFINE_SHOW_STORE_ATTRIBUTE(aptest_deep);
 
+/*
+ * Memory held at one call site, for a real OOM (oom_test): the test fills
+ * most of the memory here, then a process of its own runs into the OOM
+ * killer, whose report lists this call site.
+ *   echo <n> > hold    n more blocks of 2^APTEST_HOLD_ORDER pages at
+ *                      aptest_hold_alloc(); when memory runs short it stops
+ *                      with ENOMEM, keeping the blocks it got, without
+ *                      retrying reclaim, a warning or the OOM killer
+ *   echo free > hold   free them (also when the module unloads)
+ *   cat hold           as "sites": "hold pages <bytes of a block> <live>"
+ */
+#define APTEST_HOLD_ORDER 9	/* 2 MiB with 4 KiB pages: few blocks for all memory */
+#define APTEST_HOLD_MAX 4096
+
+static_assert(APTEST_HOLD_ORDER <= MAX_PAGE_ORDER);
+
+static DEFINE_MUTEX(aptest_hold_lock);
+static struct page *aptest_hold_live[APTEST_HOLD_MAX];
+static unsigned int aptest_hold_nr;
+
+static noinline struct page *aptest_hold_alloc(void)
+{
+	return alloc_pages(GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN, APTEST_HOLD_ORDER);
+}
+
+static void aptest_hold_free(void)
+{
+	mutex_lock(&aptest_hold_lock);
+	while (aptest_hold_nr)
+		__free_pages(aptest_hold_live[--aptest_hold_nr], APTEST_HOLD_ORDER);
+	mutex_unlock(&aptest_hold_lock);
+}
+
+static ssize_t aptest_hold_write(struct file *file, const char __user *ubuf,
+				 size_t len, loff_t *ppos)
+{
+	char buf[16];
+	unsigned int n;
+	ssize_t ret = len;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sysfs_streq(buf, "free")) {
+		aptest_hold_free();
+		return len;
+	}
+	if (kstrtouint(strim(buf), 10, &n))
+		return -EINVAL;
+	mutex_lock(&aptest_hold_lock);
+	if (n > APTEST_HOLD_MAX - aptest_hold_nr)
+		ret = -ENOSPC;
+	while (ret > 0 && n--) {
+		struct page *page = aptest_hold_alloc();
+
+		if (!page) {
+			ret = -ENOMEM;
+			break;
+		}
+		aptest_hold_live[aptest_hold_nr++] = page;
+	}
+	mutex_unlock(&aptest_hold_lock);
+	return ret;
+}
+
+static int aptest_hold_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&aptest_hold_lock);
+	seq_printf(m, "hold pages %lu %u\n", PAGE_SIZE << APTEST_HOLD_ORDER, aptest_hold_nr);
+	mutex_unlock(&aptest_hold_lock);
+	return 0;
+}
+
+DEFINE_SHOW_STORE_ATTRIBUTE(aptest_hold);
+
 #ifdef APTEST_FORGE
 /*
  * Forged slots, for allocprof's debug mode (debug_test): the slot the
@@ -1370,6 +1451,7 @@ static int __init aptest_init(void)
 	debugfs_create_file("nested", 0600, aptest_dir, NULL, &aptest_nested_fops);
 	debugfs_create_file("callers", 0600, aptest_dir, NULL, &aptest_callers_fops);
 	debugfs_create_file("deep", 0600, aptest_dir, NULL, &aptest_deep_fops);
+	debugfs_create_file("hold", 0600, aptest_dir, NULL, &aptest_hold_fops);
 	hrtimer_init(&aptest_race_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	aptest_race_timer.function = aptest_race_fire;
 	debugfs_create_file("partial_race", 0600, aptest_dir, NULL, &aptest_race_fops);
@@ -1391,6 +1473,7 @@ static void __exit aptest_exit(void)
 	aptest_nested_free();
 	aptest_callers_free();
 	aptest_deep_free();
+	aptest_hold_free();
 	kmem_cache_destroy(aptest_cache);
 #ifdef APTEST_FORGE
 	kmem_cache_destroy(aptest_forge_cache);
