@@ -13,7 +13,7 @@
 
 use core::{
     ptr,
-    sync::atomic::{AtomicPtr, Ordering},
+    sync::atomic::{AtomicPtr, AtomicU8, Ordering},
 };
 use kernel::{error::Result, prelude::*};
 
@@ -37,6 +37,9 @@ pub(crate) struct Counter {
 /// A block pointer before its block has counters (an array initialiser).
 #[allow(clippy::declare_interior_mutable_const)]
 const NO_BLOCK: AtomicPtr<Counter> = AtomicPtr::new(ptr::null_mut());
+/// A block's length before it has counters (an array initialiser).
+#[allow(clippy::declare_interior_mutable_const)]
+const NO_LEN: AtomicU8 = AtomicU8::new(0);
 
 /// A call site's totals over all CPUs.
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
@@ -86,10 +89,14 @@ impl SectionCounters {
 ///
 /// A non-NULL block pointer is the per-CPU pointer of a live
 /// [`SectionCounters`] block: one attached and not yet detached, which the
-/// registry frees only after detaching it.  Only the ids of its section are
-/// looked up in it.
+/// registry frees only after detaching it.  `lens[b]` is the number of
+/// counters of block `b` while it is attached (0 while it is not).  The hot
+/// path looks up only ids its tags, slots and back-references hold, ids of
+/// the block's section; [`Counters::read`], which may be asked for any id,
+/// reads only within `lens`.
 pub(crate) struct Counters {
     blocks: [AtomicPtr<Counter>; MAX_BLOCKS],
+    lens: [AtomicU8; MAX_BLOCKS],
 }
 
 impl Counters {
@@ -97,6 +104,7 @@ impl Counters {
     pub(crate) fn new() -> Self {
         Self {
             blocks: [NO_BLOCK; MAX_BLOCKS],
+            lens: [NO_LEN; MAX_BLOCKS],
         }
     }
 
@@ -108,6 +116,8 @@ impl Counters {
     pub(crate) unsafe fn attach(&self, section: &SectionCounters) {
         let first = section.first.index() / BLOCK_IDS;
         for (i, block) in section.blocks.iter().enumerate() {
+            // A block has at most `BLOCK_IDS` counters (`SectionCounters::new`).
+            self.lens[first + i].store(block.len() as u8, Ordering::Relaxed);
             // INVARIANT: The caller keeps `section` until it is detached.
             self.blocks[first + i].store(block.as_percpu_ptr(), Ordering::Release);
         }
@@ -119,6 +129,7 @@ impl Counters {
         let first = section.first.index() / BLOCK_IDS;
         for i in 0..section.blocks.len() {
             self.blocks[first + i].store(ptr::null_mut(), Ordering::Release);
+            self.lens[first + i].store(0, Ordering::Relaxed);
         }
     }
 
@@ -176,8 +187,16 @@ impl Counters {
         true
     }
 
-    /// `id`'s totals over all CPUs.
+    /// `id`'s totals over all CPUs; zero if its block has no counter for
+    /// it.  Readers hold the registry, which attaches and detaches blocks,
+    /// so a block and its length do not change under them; `/proc/allocinfo`
+    /// may still ask for an id whose section went between its `seek` and
+    /// `show`, and a shorter section may have taken the block since.
     pub(crate) fn read(&self, id: SiteId) -> Totals {
+        let len = self.lens[id.index() / BLOCK_IDS].load(Ordering::Relaxed);
+        if id.index() % BLOCK_IDS >= usize::from(len) {
+            return Totals::default();
+        }
         let Some(c) = self.counter(id) else {
             return Totals::default();
         };

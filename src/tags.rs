@@ -567,8 +567,10 @@ impl Registry {
         uncounted: &Uncounted,
         format: Format,
     ) {
-        let totals = counters.read(id);
+        // Only the ids of a section in the registry: the section `seek`
+        // found may have gone since, and a shorter one taken its ids.
         self.with_site(id, |site, gone, flagged| {
+            let totals = counters.read(id);
             if !gone || !totals.is_zero() {
                 let accurate = !flagged && !uncounted.get(id);
                 write_line(out, totals, site, format == Format::V2 && !accurate);
