@@ -217,6 +217,16 @@ impl DeadSite {
         })
     }
 
+    /// Whether `site` is this call site: the same file, line, module and
+    /// function.
+    fn is(&self, site: &Site<'_>) -> bool {
+        let mine = self.site();
+        mine.line == site.line
+            && mine.file == site.file
+            && mine.function == site.function
+            && mine.module == Some(site.module.unwrap_or(b""))
+    }
+
     fn site(&self) -> Site<'_> {
         let (file, rest) = self.names.split_at(self.file_len);
         let (module, function) = rest.split_at(self.module_len);
@@ -346,6 +356,9 @@ impl Registry {
         if len == 0 {
             return Ok(());
         }
+        let Some(section) = self.revive(section, uncounted) else {
+            return Ok(());
+        };
         let Some(first) = self.take_ids(len) else {
             pr_warn!(
                 "out of call-site ids: {} call sites are not profiled\n",
@@ -385,14 +398,58 @@ impl Registry {
             // before the section is removed from the tree and dropped.
             unsafe { counters.attach(&s.counters) };
         }
-        for i in 0..len {
+        for (i, id) in (0..len).filter_map(|i| first.nth_after(i).map(|id| (i, id))) {
             // SAFETY: The section is being added, so its tags are valid.
-            unsafe { section.tag(i) }.set_word((first.index() + i) as u64);
+            unsafe { section.tag(i) }.set_word(id.word(Flags::DEFAULT));
         }
         if let Some(s) = self.sections.get_mut(&last) {
             s.tags = Some(section);
         }
         Ok(())
+    }
+
+    /// A module loaded again while the memory of its earlier load is still
+    /// allocated: if `section` has the call sites of a section kept for
+    /// that (the same number, and the kept ones at the same places with the
+    /// same names), the section gets those ids again, so that each call
+    /// site keeps one identity and one line, with the figures of both
+    /// loads.  Leaking reloads so use no more ids.  `section` back if there
+    /// is no such section.
+    fn revive(&mut self, section: TagSection, uncounted: &Uncounted) -> Option<TagSection> {
+        let len = section.len();
+        let matches = |s: &Section| {
+            s.tags.is_none()
+                && s.len == len
+                && !s.dead.is_empty()
+                && s.dead.iter().all(|d| {
+                    // SAFETY: The section is being added, so its tags are
+                    // valid; `d.id` is in `s`'s range, of `len` ids.
+                    let tag = unsafe { section.tag(d.id.index() - s.first.index()) };
+                    d.is(&tag.site())
+                })
+        };
+        let Some(s) = self.sections.values_mut().find(|s| matches(s)) else {
+            return Some(section);
+        };
+        // Its call sites without memory of the earlier load start as new
+        // ones do; those with memory keep their flag.
+        for (n, id) in (0..len).filter_map(|n| s.first.nth_after(n).map(|id| (n, id))) {
+            if !s.dead.iter().any(|d| d.id == id) {
+                uncounted.set_range(id, 1, false);
+            }
+            // SAFETY: The section is being added, so its tags are valid.
+            unsafe { section.tag(n) }.set_word(id.word(Flags::DEFAULT));
+        }
+        pr_info!(
+            "module {} loaded again: its {} call sites keep their ids, {} with memory of its earlier load\n",
+            BStr(s.dead[0].site().module.unwrap_or(b"?")),
+            len,
+            s.dead.len()
+        );
+        s.dead = KVec::new();
+        s.owner = section.owner();
+        s.tags = Some(section);
+        None
     }
 
     /// The module of `section` goes away: forget its tags, keep copies of
