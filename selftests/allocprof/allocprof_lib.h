@@ -9,10 +9,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -351,6 +354,38 @@ static inline struct ap_fig ap_site(const char *module, const char *func)
 }
 
 /* The test module's call sites, from its debugfs "sites" file. */
+/*
+ * One line of /proc/allocinfo after the header: "%12lli %8llu " (bytes,
+ * calls), then "file:line [module] func:name ", as upstream's
+ * alloc_tag_to_text(); the figures never negative.  NULL, or what is wrong.
+ */
+static inline const char *ap_line_problem(const char *line, size_t len)
+{
+	char buf[512], *rest, *func, *colon;
+	long long bytes;
+	unsigned long long calls;
+	int off = 0;
+
+	if (len >= sizeof(buf) || len < 24)
+		return "length";
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	if (buf[12] != ' ' || buf[21] != ' ')
+		return "columns";
+	if (sscanf(buf, "%lld %llu %n", &bytes, &calls, &off) != 2 || off != 22)
+		return "figures";
+	if (bytes < 0 || memchr(buf, '-', 22))
+		return "negative bytes";
+	if (calls > LLONG_MAX)
+		return "negative calls";
+	rest = buf + off;
+	func = strstr(rest, " func:");
+	colon = strchr(rest, ':');
+	if (!func || !colon || colon > func || buf[len - 1] != ' ' || func[6] == ' ')
+		return "tag";
+	return NULL;
+}
+
 struct ap_testsite {
 	char name[32];
 	char kind[8];
@@ -361,7 +396,7 @@ struct ap_testsite {
 /* The call sites listed in a test module's "sites" file (path). */
 static inline int ap_testsites_of(const char *path, struct ap_testsite *sites, int max)
 {
-	char buf[4096], *line, *save = NULL;
+	char buf[16384], *line, *save = NULL;
 	int n = 0;
 
 	if (ap_read_file(path, buf, sizeof(buf)) < 0)
@@ -594,6 +629,36 @@ static inline int ap_builtin_profiler(void)
 }
 
 /*
+ * A module of this tree (/lib/modules/<release>/extra/<name>.ko) opened for
+ * ap_finit(); the file descriptor, or the test exits.
+ */
+static inline int ap_module_fd(const char *name)
+{
+	char path[256];
+	struct utsname u;
+	int fd;
+
+	uname(&u);
+	snprintf(path, sizeof(path), "/lib/modules/%s/extra/%s.ko", u.release, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));
+	return fd;
+}
+
+/* finit_module(2) of ap_module_fd()'s module: no shell, no modprobe; 0 or -errno. */
+static inline int ap_finit(int fd, const char *params)
+{
+	return syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+}
+
+/* delete_module(2), as rmmod does it; 0 or -errno. */
+static inline int ap_delete(const char *name)
+{
+	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
+}
+
+/*
  * Loads allocprof (with args) and the test module; 0 on success.  An
  * allocprof already loaded is unloaded first; a test module already loaded
  * stays, with what it holds (ap_start() starts from nothing).  With
@@ -619,7 +684,8 @@ static inline int ap_load(const char *args)
  */
 static inline int ap_unload_all(void)
 {
-	static const char *const mods[] = { "allocprof_test2", "allocprof_test", "allocprof" };
+	static const char *const mods[] = { "allocprof_churn", "allocprof_test2", "allocprof_test",
+					     "allocprof" };
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(mods); i++) {

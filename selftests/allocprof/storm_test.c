@@ -147,38 +147,6 @@ static void reader_bad(struct storm *st, int k, const char *why, const char *lin
 			 (int)(len > 100 ? 100 : len), line);
 }
 
-/*
- * One line of /proc/allocinfo after the header: "%12lli %8llu " (bytes,
- * calls), then "file:line [module] func:name ", as upstream's
- * alloc_tag_to_text(); the figures never negative.
- */
-static const char *line_problem(const char *line, size_t len)
-{
-	char buf[512], *rest, *func, *colon;
-	long long bytes;
-	unsigned long long calls;
-	int off = 0;
-
-	if (len >= sizeof(buf) || len < 24)
-		return "length";
-	memcpy(buf, line, len);
-	buf[len] = '\0';
-	if (buf[12] != ' ' || buf[21] != ' ')
-		return "columns";
-	if (sscanf(buf, "%lld %llu %n", &bytes, &calls, &off) != 2 || off != 22)
-		return "figures";
-	if (bytes < 0 || memchr(buf, '-', 22))
-		return "negative bytes";
-	if (calls > LLONG_MAX)
-		return "negative calls";
-	rest = buf + off;
-	func = strstr(rest, " func:");
-	colon = strchr(rest, ':');
-	if (!func || !colon || colon > func || buf[len - 1] != ' ' || func[6] == ' ')
-		return "tag";
-	return NULL;
-}
-
 static char read_buf[READERS][4 << 20];
 
 static void reader(struct storm *st, int k)
@@ -245,7 +213,7 @@ static void reader(struct storm *st, int k)
 					reader_bad(st, k, "unterminated", buf + start, len - start);
 				break;
 			}
-			why = line_problem(buf + start, nl - (buf + start));
+			why = ap_line_problem(buf + start, nl - (buf + start));
 			if (why)
 				reader_bad(st, k, why, buf + start, nl - (buf + start));
 			st->lines[k]++;
@@ -257,12 +225,12 @@ static void reader(struct storm *st, int k)
 
 static int insmod(const char *params)
 {
-	return syscall(SYS_finit_module, module_fd, params, 0) ? -errno : 0;
+	return ap_finit(module_fd, params);
 }
 
 static int rmmod(void)
 {
-	return syscall(SYS_delete_module, "allocprof", O_NONBLOCK) ? -errno : 0;
+	return ap_delete("allocprof");
 }
 
 static int set_sysctl(const char *v)
@@ -899,8 +867,6 @@ static const struct ap_step steps[] = {
 
 int main(void)
 {
-	char path[256];
-	struct utsname u;
 	int s;
 
 	ksft_print_header();
@@ -908,11 +874,7 @@ int main(void)
 		      !access(FAULT_DIR "/fail_page_alloc/probability", W_OK);
 	if (!have_faults)
 		ksft_print_msg("no fault injection in this kernel (debug flavour only)\n");
-	uname(&u);
-	snprintf(path, sizeof(path), "/lib/modules/%s/extra/allocprof.ko", u.release);
-	module_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (module_fd < 0)
-		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));
+	module_fd = ap_module_fd("allocprof");
 	if (ap_start(NULL))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
 	nsites = ap_testsites(sites, MAX_SITES);
