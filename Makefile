@@ -54,7 +54,7 @@ GUEST := $(CACHE)/guest/$(GUEST_NAME)
 MODSTAGE := $(CACHE)/modbuild/$(GUEST_NAME)
 
 .PHONY: all module print-kdir initramfs setup demo check soak bench mutants lint lint-clippy lint-rustfmt \
-	lint-checkpatch lint-host clean distclean kernel selftests
+	lint-checkpatch lint-host lint-rt clean distclean kernel selftests
 
 all: module
 
@@ -118,7 +118,7 @@ initramfs: module selftests
 # MAINTAINERS) and MACRO_ARG_PRECEDENCE (ALLOC_TAG_HOOK's argument is a
 # member name, which cannot be parenthesised).
 CHECKPATCH_IGNORE := UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES,MACRO_ARG_PRECEDENCE
-lint: lint-clippy lint-rustfmt lint-checkpatch lint-host
+lint: lint-clippy lint-rustfmt lint-checkpatch lint-host lint-rt
 
 lint-clippy: setup
 	@mkdir -p $(MODSTAGE)-clippy
@@ -131,6 +131,18 @@ lint-clippy: setup
 lint-rustfmt: setup
 	@ksrc=$$(scripts/kernel-source pristine); rustfmt --check --edition 2021 --config-path $$ksrc/.rustfmt.toml \
 		src/allocprof.rs
+
+# A kernel with PREEMPT_RT is refused at build time (src/Kbuild): the module
+# built against this flavour's tree with CONFIG_PREEMPT_RT=y forced must
+# fail, saying why.
+lint-rt: setup
+	@mkdir -p $(MODSTAGE)-rt
+	@rsync -a --delete Kbuild src selftests/modules $(MODSTAGE)-rt/
+	@out=$$($(MAKE) --no-print-directory -C $(KDIR) M=$(MODSTAGE)-rt $(KMAKE_VARS) \
+		ALLOCPROF_FLAVOUR=$(KFLAVOUR) CONFIG_PREEMPT_RT=y modules 2>&1); rc=$$?; \
+	if [ $$rc -ne 0 ] && echo "$$out" | grep -q 'allocprof does not support PREEMPT_RT'; then \
+		echo "PREEMPT_RT refused: $$(echo "$$out" | grep -o 'allocprof does not support PREEMPT_RT[^:]*')"; \
+	else echo "$$out" | tail -n 5; echo "allocprof: a PREEMPT_RT build was not refused (exit $$rc)" >&2; exit 1; fi
 
 lint-checkpatch: setup
 	@ksrc=$$(scripts/kernel-source pristine); rc=0; for p in $(CURDIR)/patches/*.patch; do \

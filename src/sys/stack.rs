@@ -49,9 +49,12 @@ impl Trace {
     }
 
     /// Keeps the chain in the stack depot; any context, never sleeps.  If
-    /// `may_grow`, the depot may allocate a new pool (`GFP_NOWAIT`) when
-    /// its pools are full; else such a chain is not kept.  `None` if it
-    /// was not kept.
+    /// `may_grow`, the depot may allocate a new pool when its pools are
+    /// full, with no reclaim bit (not even `__GFP_KSWAPD_RECLAIM`, which
+    /// `GFP_NOWAIT` has): the caller may be in the page allocator's own
+    /// way, with flags that forbid waking kswapd, so the allocation fails
+    /// rather than wait or wake anyone; else such a chain is not kept.
+    /// `None` if it was not kept.
     pub(crate) fn save(&mut self, may_grow: bool) -> Option<StackHandle> {
         let flags = if may_grow {
             bindings::STACK_DEPOT_FLAG_CAN_ALLOC
@@ -64,7 +67,7 @@ impl Trace {
             bindings::stack_depot_save_flags(
                 self.entries.as_mut_ptr().cast::<c_ulong>(),
                 self.len as c_uint,
-                bindings::GFP_NOWAIT | bindings::__GFP_NOWARN,
+                bindings::__GFP_NOWARN,
                 flags as _,
             )
         };
