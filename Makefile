@@ -162,10 +162,17 @@ demo: initramfs
 check: setup
 	@scripts/check
 
-# The long storm: SOAK_CYCLES load/unload cycles on both patched flavours.
+# The long runs on both patched flavours: SOAK_CYCLES load/unload cycles of
+# allocprof (storm_test), SOAK_CHURN cycles of other modules while
+# /proc/allocinfo is read (churn_test), SOAK_RELOADS loads of a leaking
+# module (leak_reload_test).
 SOAK_CYCLES ?= 1000
+SOAK_CHURN ?= 2000
+SOAK_RELOADS ?= 2000
 soak: setup
-	@STORM_CYCLES=$(SOAK_CYCLES) STORM_CYCLES_DEBUG=$(SOAK_CYCLES) CHECK_FLAVOURS="base debug" \
+	@STORM_CYCLES=$(SOAK_CYCLES) STORM_CYCLES_DEBUG=$(SOAK_CYCLES) \
+		CHURN_CYCLES=$(SOAK_CHURN) CHURN_CYCLES_DEBUG=$(SOAK_CHURN) \
+		LEAK_RELOADS=$(SOAK_RELOADS) LEAK_RELOADS_DEBUG=$(SOAK_RELOADS) CHECK_FLAVOURS="base debug" \
 		STORM_TIMEOUT=14400 scripts/check
 
 # Boots noprof, upstream and base guests in turn (about 12 minutes once the
