@@ -439,16 +439,26 @@ static long long faults(void)
 	return vmstat("pgfault");
 }
 
-/* 1 if the window since f0 had exactly the test's own `want` faults. */
-static int quiet(const char *what, int try, long long f0, long long want)
+/*
+ * Runs once() (0, or -1 and a message if a call failed) until the window
+ * it measured in had exactly the test's own `want` page faults, at most
+ * QUIET_TRIES times; 1 if it did, with every call done.
+ */
+static int measure_quietly(const char *what, int (*once)(void), long long want)
 {
-	long long got = faults() - f0;
+	for (int try = 0; try < QUIET_TRIES; try++) {
+		long long f0 = faults();
+		int done = once() == 0;
+		long long got = faults() - f0;
 
-	if (f0 >= 0 && got == want)
-		return 1;
-	ksft_print_msg("%s, try %d of %d: %lld page faults in the window, the test's own %lld: %s\n",
-		       what, try + 1, QUIET_TRIES, got, want,
-		       try + 1 < QUIET_TRIES ? "measured again" : "no quiet window");
+		if (!done)
+			return 0;
+		if (f0 >= 0 && got == want)
+			return 1;
+		ksft_print_msg("%s, try %d of %d: %lld page faults in the window, the test's own %lld: %s\n",
+			       what, try + 1, QUIET_TRIES, got, want,
+			       try + 1 < QUIET_TRIES ? "measured again" : "no quiet window");
+	}
 	return 0;
 }
 
@@ -507,14 +517,7 @@ static int migrate_once(void)
 static void t_migrate_fault(int j)
 {
 	(void)j;
-	for (int try = 0; try < QUIET_TRIES; try++) {
-		long long f0 = faults();
-		int done = migrate_once() == 0;
-
-		mig.ok = quiet("migration", try, f0, NR_MOVE) && done;
-		if (mig.ok || !done)
-			break;
-	}
+	mig.ok = measure_quietly("migration", migrate_once, NR_MOVE);
 	if (mig.ok)
 		mig.l = moved(&mig.a0, &mig.a1, mig.func, NR_MOVE * page_size, NR_MOVE);
 	if (mig.l)
@@ -670,14 +673,7 @@ static int compact_once(void)
 static void t_compact(int j)
 {
 	(void)j;
-	for (int try = 0; try < QUIET_TRIES; try++) {
-		long long f0 = faults();
-		int done = compact_once() == 0;
-
-		cmp.ok = quiet("compaction", try, f0, compact_pages) && done;
-		if (cmp.ok || !done)
-			break;
-	}
+	cmp.ok = measure_quietly("compaction", compact_once, compact_pages);
 	if (cmp.ok)
 		cmp.l = moved(&cmp.c, &cmp.a[0], cmp.funcs[0], compact_bytes / 2,
 			      compact_bytes / 2 / page_size);
