@@ -1058,25 +1058,44 @@ static void aptest_deep_free(void)
 	mutex_unlock(&aptest_deep_lock);
 }
 
-static ssize_t aptest_deep_write(struct file *file, const char __user *ubuf,
-				 size_t len, loff_t *ppos)
+/*
+ * A write to a file that allocates on command: "free", or a count (or
+ * "all", if all is not 0, for all).  1 for "free", 0 and *n for a count,
+ * or -EINVAL, -EFAULT.
+ */
+static int aptest_parse_count(const char __user *ubuf, size_t len, unsigned int all,
+			      unsigned int *n)
 {
 	char buf[16];
-	unsigned int n;
-	ssize_t ret = len;
 
 	if (len >= sizeof(buf))
 		return -EINVAL;
 	if (copy_from_user(buf, ubuf, len))
 		return -EFAULT;
 	buf[len] = '\0';
-	if (sysfs_streq(buf, "free")) {
+	if (sysfs_streq(buf, "free"))
+		return 1;
+	if (all && sysfs_streq(buf, "all")) {
+		*n = all;
+		return 0;
+	}
+	return kstrtouint(strim(buf), 10, n) ? -EINVAL : 0;
+}
+
+static ssize_t aptest_deep_write(struct file *file, const char __user *ubuf,
+				 size_t len, loff_t *ppos)
+{
+	unsigned int n;
+	ssize_t ret = len;
+	int cmd = aptest_parse_count(ubuf, len, APTEST_DEEP_MAX, &n);
+
+	if (cmd < 0)
+		return cmd;
+	if (cmd) {
 		aptest_deep_free();
 		return len;
 	}
-	if (sysfs_streq(buf, "all"))
-		n = APTEST_DEEP_MAX;
-	else if (kstrtouint(strim(buf), 10, &n) || n > APTEST_DEEP_MAX)
+	if (n > APTEST_DEEP_MAX)
 		return -EINVAL;
 	mutex_lock(&aptest_deep_lock);
 	if (aptest_deep_nr) {
@@ -1143,21 +1162,16 @@ static void aptest_hold_free(void)
 static ssize_t aptest_hold_write(struct file *file, const char __user *ubuf,
 				 size_t len, loff_t *ppos)
 {
-	char buf[16];
 	unsigned int n;
 	ssize_t ret = len;
+	int cmd = aptest_parse_count(ubuf, len, 0, &n);
 
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = '\0';
-	if (sysfs_streq(buf, "free")) {
+	if (cmd < 0)
+		return cmd;
+	if (cmd) {
 		aptest_hold_free();
 		return len;
 	}
-	if (kstrtouint(strim(buf), 10, &n))
-		return -EINVAL;
 	mutex_lock(&aptest_hold_lock);
 	if (n > APTEST_HOLD_MAX - aptest_hold_nr)
 		ret = -ENOSPC;
