@@ -21,6 +21,7 @@ use kernel::{c_str, new_mutex, prelude::*, sync::Mutex};
 mod control;
 mod counters;
 mod debug;
+mod ids;
 mod page;
 mod procfs;
 mod showmem;
@@ -32,6 +33,7 @@ mod watch;
 
 use counters::Counters;
 use debug::DebugParam;
+use ids::{Flags, SiteId};
 use page::PageRefs;
 use procfs::FormatParam;
 use sys::backend::{new_generation, Backend, ObjSlot, Registration, Tag, TagSection};
@@ -41,7 +43,7 @@ use sys::procfs::ProcFile;
 use sys::sync::TryMutex;
 use sys::sysctl::Sysctl;
 use sysctl::{MemProfilingParam, MemProfilingSysctl, Mode};
-use tags::{Flags, Registry, SiteId, Uncounted};
+use tags::{Registry, Uncounted};
 use watch::{Watch, WatchId};
 
 module! {

@@ -19,17 +19,18 @@
 //! - `ages`: the live allocations watched with `a`, by call site and age
 //!   in power-of-two buckets of seconds.
 //!
-//! The flags live in the tags' words (`tags.rs`); the watched allocations
+//! The flags live in the tags' words (`ids.rs`); the watched allocations
 //! in the profiler's [`Watch`](crate::watch::Watch).
 
 use core::fmt::Write;
 use kernel::{error::Result, prelude::*};
 
 use crate::counters::Totals;
+use crate::ids::{Flags, SiteId};
 use crate::sys::backend::{Site, Tag};
 use crate::sys::debugfs::{DebugDir, DebugText, Text};
 use crate::sys::task::{self, COMM_LEN};
-use crate::tags::{write_figures, BStr, Flags, Registry, SiteId};
+use crate::tags::{write_figures, BStr, Registry};
 use crate::watch::{self, AgeRow, ChainRow};
 use crate::{with_profiler, Profiler};
 

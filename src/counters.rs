@@ -17,14 +17,10 @@ use core::{
 };
 use kernel::{error::Result, prelude::*};
 
+use crate::ids::{SiteId, BLOCK_IDS, MAX_BLOCKS};
 use crate::sys::percpu::{
     on_cpu, possible_cpus, this_cpu_add, this_cpu_add_pair, this_cpu_sub_pair, PerCpuArray,
 };
-use crate::tags::SiteId;
-
-/// Ids per block: a section's first id is a multiple of it.
-pub(crate) const BLOCK_IDS: usize = 64;
-const MAX_BLOCKS: usize = SiteId::SPACE / BLOCK_IDS;
 
 /// One call site's counters on one CPU.
 #[repr(C)]

@@ -41,9 +41,9 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{error::Result, prelude::*};
 
+use crate::ids::SiteId;
 use crate::sys::backend::{Backend, ObjSlot, Tag, TagSection};
 use crate::sys::{mm::Pfn, param::ParamValue, printk, stack::Trace};
-use crate::tags::SiteId;
 use crate::{slab, Hooks, Profiler};
 
 /// The `debug=` value given at load.

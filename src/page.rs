@@ -15,8 +15,8 @@ use core::{
 };
 use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*};
 
+use crate::ids::SiteId;
 use crate::sys::mm::{Pfn, PAGE_SIZE};
-use crate::tags::SiteId;
 
 /// Back-reference storage per page, in bytes (for the closing figures).
 pub(crate) const BYTES_PER_PAGE: usize = core::mem::size_of::<u16>();

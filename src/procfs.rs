@@ -19,10 +19,10 @@
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{error::Result, new_mutex, prelude::*, sync::Mutex};
 
+use crate::ids::SiteId;
 use crate::sys::param::ParamValue;
 use crate::sys::procfs::{Ioctl, IoctlArg, SeqFile, SeqSource};
 use crate::sys::uapi::{self, Filter, Record};
-use crate::tags::SiteId;
 use crate::tags::{Registry, SiteView};
 use crate::with_profiler;
 use crate::Profiler;

@@ -16,9 +16,9 @@
 //! small array on the stack.
 
 use crate::counters::Totals;
+use crate::ids::SiteId;
 use crate::sys::printk::{self, SizeText};
 use crate::sys::sync::task_context;
-use crate::tags::SiteId;
 use crate::Profiler;
 
 /// At most this many call sites are printed (the kernel asks for 10).

@@ -10,7 +10,7 @@
 //! our own values from those an earlier load left behind.  (Pages keep
 //! their ids in the PFN array of `page.rs`.)
 
-use crate::tags::SiteId;
+use crate::ids::SiteId;
 
 /// The slot value for call site `id` in registration `generation`.
 #[inline(always)]

@@ -11,7 +11,6 @@
 
 use core::{
     fmt::Write,
-    num::NonZeroU16,
     sync::atomic::{AtomicU64, Ordering},
 };
 use kernel::{
@@ -21,124 +20,12 @@ use kernel::{
     rbtree::{RBTree, RBTreeNode},
 };
 
-use crate::counters::{Counters, SectionCounters, Totals, BLOCK_IDS};
+use crate::counters::{Counters, SectionCounters, Totals};
+use crate::ids::{Flags, SiteId, BLOCK_IDS, WATCH_ENTRIES, WATCH_FIRST};
 use crate::procfs::Format;
 use crate::sys::backend::{Site, Tag, TagSection};
 use crate::sys::procfs::SeqFile;
 use crate::sys::Output;
-
-/// A call site's compact id: what its tag, the slots of its objects and the
-/// back-references of its pages hold.  16 bits, so that a page's
-/// back-reference is two bytes; 0 is "no call site" and no `SiteId`.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct SiteId(NonZeroU16);
-
-impl SiteId {
-    /// The number of id values, 0 included.
-    pub(crate) const SPACE: usize = 1 << 16;
-
-    /// The id `raw`, if it is one (not 0).
-    #[inline(always)]
-    pub(crate) fn new(raw: u16) -> Option<Self> {
-        NonZeroU16::new(raw).map(Self)
-    }
-
-    /// The id in a tag's word (`Tag::word`) if the call site has the
-    /// default flags (`p` only): the hot path.  `None` for a word with
-    /// other flags (see [`SiteId::controlled`]) and for 0, the word of a
-    /// tag without an id.
-    #[inline(always)]
-    pub(crate) fn plain(word: u64) -> Option<Self> {
-        u16::try_from(word).ok().and_then(Self::new)
-    }
-
-    /// The id and the flags in a tag's word, if it has an id.
-    pub(crate) fn controlled(word: u64) -> Option<(Self, Flags)> {
-        Some((Self::new(word as u16)?, Flags::of_word(word)))
-    }
-
-    /// The word a tag holds for this id with `flags`.
-    pub(crate) fn word(self, flags: Flags) -> u64 {
-        u64::from(self.get()) | flags.word_bits()
-    }
-
-    /// The id as stored in slots and back-references.
-    #[inline(always)]
-    pub(crate) fn get(self) -> u16 {
-        self.0.get()
-    }
-
-    /// The id as an index into per-id tables.
-    #[inline(always)]
-    pub(crate) fn index(self) -> usize {
-        usize::from(self.0.get())
-    }
-
-    /// The id `n` after this one, if it is below `SPACE`.
-    fn nth_after(self, n: usize) -> Option<Self> {
-        u16::try_from(self.index() + n).ok().and_then(Self::new)
-    }
-}
-
-impl core::fmt::Display for SiteId {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{}", self.get())
-    }
-}
-
-/// A call site's flags in the control file (`control.rs`): `p`
-/// (profile: its allocations are counted), `s` (their call chains are
-/// kept) and `a` (their ages are kept).  Kept in the tag's word above the
-/// id, as bits that are all clear for the default, `p` alone, so the hot
-/// path sees a plain id (see [`SiteId::plain`]).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Flags(u8);
-
-impl Flags {
-    /// No flag.
-    pub(crate) const NONE: Flags = Flags(0);
-    pub(crate) const PROFILE: Flags = Flags(1);
-    pub(crate) const STACKS: Flags = Flags(2);
-    pub(crate) const AGES: Flags = Flags(4);
-    /// Every flag, in the order the control file prints them.
-    pub(crate) const ALL: [(Flags, u8); 3] = [
-        (Self::PROFILE, b'p'),
-        (Self::STACKS, b's'),
-        (Self::AGES, b'a'),
-    ];
-    /// A call site's flags until the control file changes them.
-    pub(crate) const DEFAULT: Flags = Self::PROFILE;
-    const WORD_SHIFT: u32 = 16;
-
-    /// Whether all of `other` is set.
-    pub(crate) fn contains(self, other: Flags) -> bool {
-        self.0 & other.0 == other.0
-    }
-
-    /// These and `other`.
-    pub(crate) fn with(self, other: Flags) -> Flags {
-        Flags(self.0 | other.0)
-    }
-
-    /// These but `other`.
-    pub(crate) fn without(self, other: Flags) -> Flags {
-        Flags(self.0 & !other.0)
-    }
-
-    /// Whether a new allocation is watched (`s` or `a`).
-    pub(crate) fn watched(self) -> bool {
-        self.0 & (Self::STACKS.0 | Self::AGES.0) != 0
-    }
-
-    /// The bits above the id in a tag's word: zero for the default.
-    fn word_bits(self) -> u64 {
-        u64::from(self.0 ^ Self::DEFAULT.0) << Self::WORD_SHIFT
-    }
-
-    fn of_word(word: u64) -> Flags {
-        Flags(((word >> Self::WORD_SHIFT) as u8 & 7) ^ Self::DEFAULT.0)
-    }
-}
 
 /// Which call sites have allocations that were not counted, one bit per
 /// id: sites that existed before profiling started (the module loaded
@@ -304,8 +191,8 @@ impl Registry {
         };
         // The top of the id space names watched allocations (`watch.rs`),
         // never a call site, so those ids have no counters.
-        if let Some(first) = SiteId::new(crate::watch::FIRST) {
-            registry.mark(first, crate::watch::ENTRIES, true);
+        if let Some(first) = SiteId::new(WATCH_FIRST) {
+            registry.mark(first, WATCH_ENTRIES, true);
         }
         Ok(registry)
     }

@@ -5,12 +5,12 @@
 //!
 //! Each watched allocation gets an entry in a fixed table, and its page
 //! back-reference or object slot holds the entry's [`WatchId`] in place
-//! of the call site's id.  Watch ids are the top [`ENTRIES`] values of the
-//! 16-bit id space, which the registry never hands to a call site, so they
-//! have no counters: the hot free paths find no counter block for them,
-//! which is the test they make anyway, and only then come here (the cold
-//! path).  An unflagged call site's allocations and frees run exactly the
-//! instructions they ran before.
+//! of the call site's id.  Watch ids are the top [`WATCH_ENTRIES`] values
+//! of the 16-bit id space (`ids.rs`), which the registry never hands to a
+//! call site, so they have no counters: the hot free paths find no counter
+//! block for them, which is the test they make anyway, and only then come
+//! here (the cold path).  An unflagged call site's allocations and frees
+//! run exactly the instructions they ran before.
 //!
 //! An entry keeps the call site, the live bytes and calls of the
 //! allocation (a split page allocation is several calls, a partial free
@@ -25,18 +25,13 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*};
 
+use crate::ids::{Flags, SiteId, WATCH_ENTRIES, WATCH_FIRST};
 use crate::sys::debugfs::Text;
 use crate::sys::percpu::{this_cpu_add, this_cpu_read, PerCpuArray};
 use crate::sys::stack::{StackHandle, Trace};
 use crate::sys::sync::IrqSpinLock;
 use crate::sys::task::{now_ns, TaskId};
-use crate::tags::{Flags, SiteId};
 
-/// The first watch id: ids from here to the end of the id space name
-/// entries, not call sites.
-pub(crate) const FIRST: u16 = 0xc000;
-/// Entries: one per watched allocation live at once.
-pub(crate) const ENTRIES: usize = SiteId::SPACE - FIRST as usize;
 /// Chains: one per call site and call chain with live watched allocations.
 pub(crate) const CHAINS: usize = 4096;
 /// Hash buckets of the chains.
@@ -52,13 +47,14 @@ impl WatchId {
     /// The entry `id` names, if it is a watch id.
     #[inline(always)]
     pub(crate) fn of(id: SiteId) -> Option<Self> {
-        id.get().checked_sub(FIRST).map(Self)
+        id.get().checked_sub(WATCH_FIRST).map(Self)
     }
 
     /// As stored in a back-reference or slot.
     pub(crate) fn as_site_id(self) -> SiteId {
-        // `self.0 < ENTRIES`, so `FIRST + self.0` is a non-zero u16.
-        SiteId::new(FIRST + self.0).unwrap_or_else(|| unreachable!())
+        // `self.0 < WATCH_ENTRIES`, so `WATCH_FIRST + self.0` is a non-zero
+        // u16.
+        SiteId::new(WATCH_FIRST + self.0).unwrap_or_else(|| unreachable!())
     }
 
     fn index(self) -> usize {
@@ -198,9 +194,13 @@ impl Tables {
                 comm: [0; crate::sys::task::COMM_LEN],
             },
         };
-        let mut entries = KVVec::with_capacity(ENTRIES, GFP_KERNEL)?;
-        for i in 0..ENTRIES {
-            let next = if i + 1 < ENTRIES { (i + 1) as u16 } else { NIL };
+        let mut entries = KVVec::with_capacity(WATCH_ENTRIES, GFP_KERNEL)?;
+        for i in 0..WATCH_ENTRIES {
+            let next = if i + 1 < WATCH_ENTRIES {
+                (i + 1) as u16
+            } else {
+                NIL
+            };
             entries.push(
                 Entry {
                     link: next,
@@ -386,7 +386,7 @@ impl Stats {
         let _ = writeln!(
             out,
             "# tracked: {} allocations in {} chains; table: {}/{} allocations, {}/{} chains, {} bytes; not tracked: {} (table full), {} (nested)",
-            self.entries, self.chains, self.entries, ENTRIES, self.chains, CHAINS, self.bytes,
+            self.entries, self.chains, self.entries, WATCH_ENTRIES, self.chains, CHAINS, self.bytes,
             self.full, self.nested
         );
     }
@@ -533,7 +533,7 @@ impl Watch {
     /// The live allocations with an age, by call site (in id order) and
     /// age bucket.
     pub(crate) fn ages(&self) -> Result<KVVec<AgeRow>> {
-        let mut rows = KVVec::with_capacity(ENTRIES, GFP_KERNEL)?;
+        let mut rows = KVVec::with_capacity(WATCH_ENTRIES, GFP_KERNEL)?;
         if let Some(t) = self.tables.lock().as_ref() {
             let now = now_ns();
             for e in t.entries.iter().filter(|e| e.since != 0) {
