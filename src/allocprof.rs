@@ -25,7 +25,6 @@ mod ids;
 mod page;
 mod procfs;
 mod showmem;
-mod slab;
 mod sys;
 mod sysctl;
 mod tags;
@@ -33,7 +32,7 @@ mod watch;
 
 use counters::Counters;
 use debug::DebugParam;
-use ids::{Flags, SiteId};
+use ids::{slot_id, slot_value, Flags, SiteId};
 use page::PageRefs;
 use procfs::FormatParam;
 use sys::backend::{new_generation, Backend, ObjSlot, Registration, Tag, TagSection};
@@ -68,7 +67,7 @@ module_param!(allocinfo_format, FormatParam, 0o444);
 #[pin_data]
 pub(crate) struct Profiler {
     /// The registration's generation, for object slots and page references
-    /// (`slab.rs`): taken before registering, as the hooks may run inside
+    /// (`ids.rs`): taken before registering, as the hooks may run inside
     /// `register` already (adopting the kernel's boot record).
     pub(crate) generation: u32,
     /// Where each id's counters are; dropped before `registry`, which owns
@@ -130,7 +129,7 @@ impl Profiler {
     /// An object of `size` bytes was allocated with slot `slot` for `id`.
     #[inline(always)]
     pub(crate) fn count_obj_alloc(&self, slot: ObjSlot<'_>, id: SiteId, size: usize) {
-        slot.set(slab::encode(self.generation(), id));
+        slot.set(slot_value(self.generation(), id));
         self.counters.add_call(id, size as u64);
     }
 
@@ -139,7 +138,7 @@ impl Profiler {
     #[inline(always)]
     pub(crate) fn count_obj_free(&self, slot: ObjSlot<'_>, size: usize) -> u64 {
         let v = slot.take();
-        if let Some(id) = slab::decode(self.generation(), v) {
+        if let Some(id) = slot_id(self.generation(), v) {
             self.sub_call(id, size as u64);
         }
         v
@@ -222,7 +221,7 @@ impl Profiler {
             .watch
             .start(site, flags, size as u64)
             .map_or(site, WatchId::as_site_id);
-        slot.set(slab::encode(p.generation(), id));
+        slot.set(slot_value(p.generation(), id));
         p.counters.add_call(site, size as u64);
     }
 }
@@ -350,7 +349,7 @@ fn stop(control: &mut Control) {
 
 /// The hooks the kernel calls.  The hot ones read top to bottom: each is
 /// the `count_*` function of [`Profiler`] above it calls, a store into the
-/// page's or object's slot (`page.rs`, `slab.rs` for the encoding) and two
+/// page's or object's slot (`page.rs`, `ids.rs` for the encoding) and two
 /// per-CPU adds (`counters.rs`).  Debug mode registers
 /// [`debug::CheckedHooks`] instead, so these test no flag.
 pub(crate) struct Hooks;
@@ -399,7 +398,9 @@ impl Backend for Hooks {
     }
 
     fn page_ref_sub(p: &Profiler, reference: u64, nr: u32) {
-        if let Some(id) = PageRefs::reference_id(p.generation(), reference) {
+        // The reference `page_ref` read: the id of the allocation, if
+        // this registration made it.
+        if let Some(id) = slot_id(p.generation(), reference) {
             p.add(id, (u64::from(nr) * sys::mm::PAGE_SIZE).wrapping_neg(), 0);
         }
     }

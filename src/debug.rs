@@ -41,10 +41,10 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{error::Result, prelude::*};
 
-use crate::ids::SiteId;
+use crate::ids::{plausible_slot, slot_id, SiteId};
 use crate::sys::backend::{Backend, ObjSlot, Tag, TagSection};
 use crate::sys::{mm::Pfn, param::ParamValue, printk, stack::Trace};
-use crate::{slab, Hooks, Profiler};
+use crate::{Hooks, Profiler};
 
 /// The `debug=` value given at load.
 static DEBUG: AtomicBool = AtomicBool::new(false);
@@ -235,7 +235,7 @@ impl Backend for CheckedHooks {
         if tag.is_none() {
             report(Report::UntaggedObject { size });
         }
-        if let Some(id) = slab::decode(p.generation, slot.get()) {
+        if let Some(id) = slot_id(p.generation, slot.get()) {
             report(Report::ObjectOverLive { id });
         }
         Hooks::obj_alloc(p, slot, tag, size);
@@ -245,7 +245,7 @@ impl Backend for CheckedHooks {
     /// allocprof wrote.
     fn obj_free(p: &Profiler, slot: ObjSlot<'_>, size: usize) {
         let old = p.count_obj_free(slot, size);
-        if !slab::plausible(p.generation, old) {
+        if !plausible_slot(p.generation, old) {
             report(Report::ForeignSlot { value: old });
         }
     }

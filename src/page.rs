@@ -15,7 +15,7 @@ use core::{
 };
 use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*};
 
-use crate::ids::SiteId;
+use crate::ids::{slot_value, SiteId};
 use crate::sys::mm::{Pfn, PAGE_SIZE};
 
 /// Back-reference storage per page, in bytes (for the closing figures).
@@ -140,17 +140,6 @@ impl PageRefs {
     /// object slots carry it, since `page_ref_sub` may come after a
     /// re-registration.  0: nothing to subtract.
     pub(crate) fn reference(&self, generation: u32, pfn: Pfn) -> u64 {
-        self.id_of(pfn)
-            .map_or(0, |id| (u64::from(generation) << 32) | u64::from(id.get()))
-    }
-
-    /// The id of the allocation that `reference` (from
-    /// [`PageRefs::reference`]) names, if this registration made it: a
-    /// partial free takes pages off it.
-    pub(crate) fn reference_id(generation: u32, reference: u64) -> Option<SiteId> {
-        if (reference >> 32) as u32 != generation {
-            return None;
-        }
-        SiteId::new((reference & 0xffff) as u16)
+        self.id_of(pfn).map_or(0, |id| slot_value(generation, id))
     }
 }

@@ -460,7 +460,7 @@ impl<B: Backend> Table<B> {
 }
 
 /// A number that differs for every call since boot: a back end's
-/// registration writes it into its slot values (see `slab.rs`).
+/// registration writes it into its slot values (see `ids.rs`).
 pub(crate) fn new_generation() -> u32 {
     // SAFETY: No requirements: an atomic counter.
     unsafe { bindings::alloc_tag_backend_new_generation() }
