@@ -28,6 +28,7 @@ mod showmem;
 mod sys;
 mod sysctl;
 mod tags;
+mod text;
 mod watch;
 
 use counters::Counters;

@@ -30,7 +30,8 @@ use crate::ids::{Flags, SiteId};
 use crate::sys::backend::{Site, Tag};
 use crate::sys::debugfs::{DebugDir, DebugText, Text};
 use crate::sys::task::{self, COMM_LEN};
-use crate::tags::{write_figures, BStr, Registry};
+use crate::tags::Registry;
+use crate::text::{write_figures, BStr};
 use crate::watch::{self, AgeRow, ChainRow};
 use crate::{with_profiler, Profiler};
 

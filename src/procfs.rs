@@ -19,11 +19,14 @@
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{error::Result, new_mutex, prelude::*, sync::Mutex};
 
+use crate::counters::Totals;
 use crate::ids::SiteId;
+use crate::sys::backend::Site;
 use crate::sys::param::ParamValue;
 use crate::sys::procfs::{Ioctl, IoctlArg, SeqFile, SeqSource};
 use crate::sys::uapi::{self, Filter, Record};
 use crate::tags::{Registry, SiteView};
+use crate::text::write_figures;
 use crate::with_profiler;
 use crate::Profiler;
 
@@ -258,6 +261,31 @@ fn get_next(cursor: &Cursor, arg: IoctlArg<uapi::TagDataBuf>) -> Result<i64> {
     Ok(0)
 }
 
+/// Writes call site `id`'s line in upstream's format `format` (an
+/// unloaded module's only while it has memory allocated).
+fn show_line(out: &mut SeqFile, p: &Profiler, registry: &mut Registry, id: SiteId, format: Format) {
+    // Only the ids of a section in the registry: the section `seek`
+    // found may have gone since, and a shorter one taken its ids.
+    registry.with_site(id, |site, gone, flagged| {
+        let totals = p.counters.read(id);
+        if !gone || !totals.is_zero() {
+            let accurate = !flagged && !p.uncounted.get(id);
+            write_line(out, totals, site, format == Format::V2 && !accurate);
+        }
+    });
+}
+
+/// `"%12lli %8llu "`, then `file:line [module] func:name`, then
+/// `" accurate:no"` if asked for (format 2.0), then `" \n"`, as upstream's
+/// `alloc_tag_to_text()`.
+fn write_line(out: &mut SeqFile, totals: Totals, site: &Site<'_>, inaccurate: bool) {
+    write_figures(out, totals, site);
+    if inaccurate {
+        out.write(b" accurate:no");
+    }
+    out.write(b" \n");
+}
+
 impl SeqSource for AllocInfo {
     type Open = Cursor;
 
@@ -307,10 +335,6 @@ impl SeqSource for AllocInfo {
         let Some(id) = u16::try_from(item).ok().and_then(SiteId::new) else {
             return;
         };
-        with_profiler(|p| {
-            p.registry
-                .lock()
-                .show(out, id, &p.counters, &p.uncounted, format())
-        });
+        with_profiler(|p| show_line(out, p, &mut p.registry.lock(), id, format()));
     }
 }

@@ -9,10 +9,7 @@
 //! call sites are copied and their ids kept until their figures reach zero;
 //! only then is the range handed out again.
 
-use core::{
-    fmt::Write,
-    sync::atomic::{AtomicU64, Ordering},
-};
+use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
     alloc::flags::GFP_KERNEL,
     error::Result,
@@ -20,12 +17,10 @@ use kernel::{
     rbtree::{RBTree, RBTreeNode},
 };
 
-use crate::counters::{Counters, SectionCounters, Totals};
+use crate::counters::{Counters, SectionCounters};
 use crate::ids::{Flags, SiteId, BLOCK_IDS, WATCH_ENTRIES, WATCH_FIRST};
-use crate::procfs::Format;
 use crate::sys::backend::{Site, Tag, TagSection};
-use crate::sys::procfs::SeqFile;
-use crate::sys::Output;
+use crate::text::BStr;
 
 /// Which call sites have allocations that were not counted, one bit per
 /// id: sites that existed before profiling started (the module loaded
@@ -500,27 +495,6 @@ impl Registry {
             }
         }
     }
-
-    /// Writes call site `id`'s line in upstream's format `format` (an
-    /// unloaded module's only while it has memory allocated).
-    pub(crate) fn show(
-        &mut self,
-        out: &mut SeqFile,
-        id: SiteId,
-        counters: &Counters,
-        uncounted: &Uncounted,
-        format: Format,
-    ) {
-        // Only the ids of a section in the registry: the section `seek`
-        // found may have gone since, and a shorter one taken its ids.
-        self.with_site(id, |site, gone, flagged| {
-            let totals = counters.read(id);
-            if !gone || !totals.is_zero() {
-                let accurate = !flagged && !uncounted.get(id);
-                write_line(out, totals, site, format == Format::V2 && !accurate);
-            }
-        });
-    }
 }
 
 /// The last `keep` bytes of `name`, or all of it.
@@ -633,47 +607,4 @@ impl Registry {
             cursor = next;
         }
     }
-}
-
-/// Bytes from a code tag, printed as they are.
-pub(crate) struct BStr<'a>(pub(crate) &'a [u8]);
-
-impl core::fmt::Display for BStr<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        for &b in self.0 {
-            f.write_char(if b.is_ascii_graphic() || b == b' ' {
-                b as char
-            } else {
-                '?'
-            })?;
-        }
-        Ok(())
-    }
-}
-
-/// `"%12lli %8llu "`, then `file:line [module] func:name`, then
-/// `" accurate:no"` if asked for (format 2.0), then `" \n"`, as upstream's
-/// `alloc_tag_to_text()`.
-fn write_line(out: &mut SeqFile, totals: Totals, site: &Site<'_>, inaccurate: bool) {
-    write_figures(out, totals, site);
-    if inaccurate {
-        out.write(b" accurate:no");
-    }
-    out.write(b" \n");
-}
-
-/// The start of a `/proc/allocinfo` line, which the per-site reports
-/// share: `"%12lli %8llu "`, then `file:line`, ` [module]` for a module's
-/// call site, and ` func:name`.
-pub(crate) fn write_figures(out: &mut impl Output, totals: Totals, site: &Site<'_>) {
-    let _ = write!(out, "{:12} {:8} ", totals.bytes, totals.calls);
-    out.put(site.file);
-    let _ = write!(out, ":{}", site.line);
-    if let Some(module) = site.module {
-        out.put(b" [");
-        out.put(module);
-        out.put(b"]");
-    }
-    out.put(b" func:");
-    out.put(site.function);
 }
