@@ -93,7 +93,7 @@ impl Profiler {
         let pages = PageRefs::new(max_pfn())?;
         let registry = Registry::new()?;
         let uncounted = Uncounted::new()?;
-        let watch = Watch::new()?;
+        let watch = Watch::new(&THIS_MODULE)?;
         KBox::pin_init(
             pin_init!(Profiler {
                 generation: profiler_generation(),

@@ -23,7 +23,7 @@
 //! without an entry, and reported as not tracked.
 
 use core::sync::atomic::{AtomicU64, Ordering};
-use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*};
+use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*, ThisModule};
 
 use crate::ids::{Flags, SiteId, WATCH_ENTRIES, WATCH_FIRST};
 use crate::sys::debugfs::Text;
@@ -407,17 +407,20 @@ pub(crate) struct Watch {
     full: AtomicU64,
     /// Allocations not watched because they were made inside `start`.
     nested: AtomicU64,
+    /// The module, whose frames a saved chain leaves out.
+    module: &'static ThisModule,
 }
 
 impl Watch {
-    /// No tables yet.
-    pub(crate) fn new() -> Result<impl PinInit<Self>> {
+    /// No tables yet; `module` is allocprof's.
+    pub(crate) fn new(module: &'static ThisModule) -> Result<impl PinInit<Self>> {
         let busy = PerCpuArray::new(1)?;
         Ok(pin_init!(Watch {
             tables <- crate::new_irq_spinlock!(None, "allocprof_watch"),
             busy,
             full: AtomicU64::new(0),
             nested: AtomicU64::new(0),
+            module,
         }))
     }
 
@@ -455,7 +458,7 @@ impl Watch {
         // SAFETY: As above.
         unsafe { this_cpu_add(busy, 1) };
         let stack = if flags.contains(Flags::STACKS) {
-            Trace::capture(&crate::THIS_MODULE).save(true)
+            Trace::capture(self.module).save(true)
         } else {
             None
         };
