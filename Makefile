@@ -181,6 +181,14 @@ soak: setup
 bench: setup
 	@bench/run
 
+# Debian packages (not part of check): the patched kernel (bindeb-pkg, the
+# base flavour's config, -allocprof), allocprof-modules-<release>, allocinfo
+# with its node_exporter timer, allocprof-dkms; lintian on each.  Into
+# DEB_OUT (default $(CACHE)/deb); see packaging/README.md.
+.PHONY: deb
+deb: setup
+	@scripts/deb
+
 # Each mutant of scripts/mutants.list built and run through the base
 # kselftests (short storm) in a guest of its own; see Documentation/testing.md.
 mutants: setup
