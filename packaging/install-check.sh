@@ -39,6 +39,11 @@ vm=$(modinfo -F vermagic "/lib/modules/$rel/updates/allocprof.ko")
 got=$(systemctl is-enabled allocinfo-textfile.timer || true)
 [ "$got" = enabled ] || fail "allocinfo-textfile.timer is '$got', not enabled"
 ok "allocinfo-textfile.timer enabled"
+# systemd's own check of the units (syntax, the ExecStart program exists);
+# it fails on a unit it cannot load or run.
+systemd-analyze verify /lib/systemd/system/allocinfo-textfile.service \
+	/lib/systemd/system/allocinfo-textfile.timer || fail "systemd-analyze verify"
+ok "systemd-analyze verify allocinfo-textfile.service allocinfo-textfile.timer"
 got=$(allocinfo --version)
 [ "$got" = "allocinfo $version" ] || fail "allocinfo --version: '$got', wanted 'allocinfo $version'"
 ok "$got runs"
