@@ -37,6 +37,10 @@
 
 #include "allocprof_lib.h"
 
+#ifndef MADV_COLD
+#define MADV_COLD 20
+#endif
+
 #define MAX_LINES 16
 #define INFO_SIZE (8 << 20)
 #define THP_SIZE (2UL << 20)
@@ -650,6 +654,13 @@ static int compact_once(void)
 	ok = take(cmp.funcs[0], &cmp.c) == 0;
 	for (size_t off = 0; off < compact_bytes; off += page_size)
 		map[off] = 1;
+	/*
+	 * The last pages faulted in wait in this CPU's LRU batch, which holds a
+	 * reference: one of them freed in a hole below would stay allocated
+	 * until the batch drains (make check, 2026-11-23: one page more than
+	 * the test's).  MADV_COLD drains the batch and frees nothing.
+	 */
+	ok &= madvise(map, page_size, MADV_COLD) == 0;
 	/* Holes all over the pages: something for compaction to move. */
 	for (size_t off = 0; off < compact_bytes; off += 2 * COMPACT_HOLE * page_size)
 		ok &= madvise(map + off, COMPACT_HOLE * page_size, MADV_DONTNEED) == 0;
