@@ -506,7 +506,11 @@ static void storm(const char *name, int cycles, int faults)
  * failslab in every slab cache but vmap_area: vmalloc allocates from it
  * with GFP_NOWAIT under a spinlock-held preload, and mm/vmalloc.c answers
  * a failure there with a WARN_ON_ONCE() in va_clip() (not a profiler path,
- * so not what this test is about).  Returns how many caches fail.
+ * so not what this test is about).  Nor kmemleak's own caches (debug):
+ * their failures are not the profiler's either, would double the
+ * allocations a load makes for insmod_fail_nth(), and one that finds
+ * kmemleak's emergency pool empty switches kmemleak off for t_kmemleak().
+ * Returns how many caches fail.
  */
 static int failslab_caches(void)
 {
@@ -519,7 +523,8 @@ static int failslab_caches(void)
 	while ((d = readdir(dir))) {
 		char path[300];
 
-		if (d->d_type != DT_DIR || d->d_name[0] == '.' || !strcmp(d->d_name, "vmap_area"))
+		if (d->d_type != DT_DIR || d->d_name[0] == '.' || !strcmp(d->d_name, "vmap_area") ||
+		    !strncmp(d->d_name, "kmemleak_", 9))
 			continue;
 		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/failslab", d->d_name);
 		if (!ap_write_file(path, "1", 1))
@@ -855,6 +860,135 @@ static void t_unload(int i)
 	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && rmmod() == 0, "unload\n");
 }
 
+#define KMEMLEAK FAULT_DIR "/kmemleak"
+/*
+ * kmemleak reports no object younger than MSECS_MIN_AGE (5 s, in
+ * mm/kmemleak.c) when a scan starts: the second scan starts at least this
+ * long after the last unload, a second more for the jiffies kmemleak
+ * counts in.
+ */
+#define KMEMLEAK_MIN_AGE_S 6
+/* Suspected leaks printed in full, of allocprof's and of the others each. */
+#define KMEMLEAK_SHOWN 10
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * Is this kmemleak report (from its "unreferenced object" line to the
+ * next) one of allocprof's?  Yes if a line of its object's dump or of its
+ * backtrace (not its "comm" line: a test program's name starts with
+ * allocprof too) names allocprof (the module and the test modules, and
+ * every function of the module's Rust code, whose symbols carry its crate
+ * name), or the kernel's side of the back end (alloc_tag_backend_*,
+ * patches/), or if a frame has no symbol.  %pS prints a bare address for
+ * code that is gone: a module unloaded since, and the guest has no module
+ * but the tree's, all named allocprof* (the initramfs target).
+ */
+static int kmemleak_ours(const char *report)
+{
+	const char *line = strchr(report, '\n');
+
+	while (line && *++line) {
+		const char *end = strchrnul(line, '\n'), *text = line;
+		char buf[512];
+
+		while (*text == ' ')
+			text++;
+		snprintf(buf, sizeof(buf), "%.*s", (int)(end - text), text);
+		if (strncmp(buf, "comm \"", 6) &&
+		    (strstr(buf, "allocprof") || strstr(buf, "alloc_tag_backend") ||
+		     !strncmp(buf, "0x", 2)))
+			return 1;
+		line = *end ? end : NULL;
+	}
+	return 0;
+}
+
+/* Prints a kmemleak report, line by line, as diagnostics. */
+static void kmemleak_print(const char *report, const char *what)
+{
+	const char *line = report;
+
+	while (*line) {
+		const char *end = strchrnul(line, '\n');
+
+		ksft_print_msg("kmemleak (%s): %.*s\n", what, (int)(end - line), line);
+		line = *end ? end + 1 : end;
+	}
+}
+
+/*
+ * After every load and unload of allocprof above (the storms, the loads
+ * under faults; allocprof_test unloaded too): kmemleak (the debug
+ * flavour's CONFIG_DEBUG_KMEMLEAK) scans twice, as an object is reported
+ * only by a scan that finds it unreferenced with the same contents as the
+ * scan before (its checksum), and none of the suspected leaks may be
+ * allocprof's (kmemleak_ours()).  Nothing is cleared first: a leak of an
+ * earlier test's load counts too.  The others are printed and counted,
+ * not failed: kmemleak's reports of the kernel's own objects are not
+ * this test's subject.
+ */
+static void t_kmemleak(int i)
+{
+	struct timespec t0;
+	double scan[2];
+	char *text, *report, *next;
+	int s, err = 0, total = 0, ours = 0;
+
+	(void)i;
+	if (access(KMEMLEAK, W_OK)) {
+		ksft_test_result_skip("kmemleak: no CONFIG_DEBUG_KMEMLEAK (debug flavour only)\n");
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (s = 0; s < 2 && !err; s++) {
+		struct timespec t;
+
+		if (s && since(&t0) < KMEMLEAK_MIN_AGE_S)
+			usleep((KMEMLEAK_MIN_AGE_S - since(&t0)) * 1e6);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		err = ap_write_file(KMEMLEAK, "scan", 4);
+		scan[s] = since(&t);
+	}
+	if (err) {
+		ksft_test_result_fail("kmemleak: scan %d: %s\n", s, strerror(-err));
+		return;
+	}
+	text = ap_slurp(KMEMLEAK, NULL);
+	if (!text) {
+		ksft_test_result_fail("kmemleak: cannot read " KMEMLEAK "\n");
+		return;
+	}
+	for (report = strstr(text, "unreferenced object "); report; report = next) {
+		next = strstr(report + 1, "unreferenced object ");
+		if (next)
+			next[-1] = '\0';
+		total++;
+		if (kmemleak_ours(report)) {
+			if (ours++ < KMEMLEAK_SHOWN)
+				kmemleak_print(report, "allocprof's");
+		} else if (total - ours <= KMEMLEAK_SHOWN) {
+			kmemleak_print(report, "not allocprof's");
+		}
+	}
+	free(text);
+	if (ours > KMEMLEAK_SHOWN || total - ours > KMEMLEAK_SHOWN)
+		ksft_print_msg("kmemleak: %d of allocprof's and %d others not shown\n",
+			       ours > KMEMLEAK_SHOWN ? ours - KMEMLEAK_SHOWN : 0,
+			       total - ours > KMEMLEAK_SHOWN ? total - ours - KMEMLEAK_SHOWN : 0);
+	ksft_print_msg("kmemleak: scans of %.1f s and %.1f s: %d suspected leaks, %d allocprof's\n",
+		       scan[0], scan[1], total, ours);
+	ksft_test_result(ours == 0,
+			 "kmemleak: no suspected leak of allocprof's after the storms (%d of %d suspected)\n",
+			 ours, total);
+}
+
 static const struct ap_step steps[] = {
 	AP_STEP_EACH(t_storm, &storm_results),
 	AP_STEP(t_after_storm),
@@ -863,6 +997,7 @@ static const struct ap_step steps[] = {
 	AP_STEP(t_insmod_fail_nth),
 	AP_STEP_EACH(t_storm_faults, &storm_results),
 	AP_STEP(t_unload),
+	AP_STEP(t_kmemleak),
 };
 
 int main(void)
