@@ -9,6 +9,8 @@
 #                 not part of check; see Documentation/benchmark.md)
 #   make mutants  how many deliberate bugs in the module (scripts/mutants.list)
 #                 the base kselftests catch (slow; MUTANTS="name ..." for some)
+#   make series-check  does each prefix of the kernel patch series compile?
+#                 (slow; not part of check; see scripts/series-check)
 #
 #   make [module]          build allocprof.ko (and the test modules) against KDIR
 #   make print-kdir        build the flavour's kernel if needed, print its tree
@@ -188,6 +190,14 @@ bench: setup
 .PHONY: deb
 deb: setup
 	@scripts/deb
+
+# The kernel series applied one patch at a time to a copy of the pristine
+# source, the objects it touches compiled after each (scripts/series-check;
+# SERIES=DIR checks another series).
+.PHONY: series-check
+SERIES ?= $(CURDIR)/patches
+series-check: setup
+	@scripts/series-check $(SERIES)
 
 # Each mutant of scripts/mutants.list built and run through the base
 # kselftests (short storm) in a guest of its own; see Documentation/testing.md.
