@@ -9,7 +9,6 @@
 //! call sites are copied and their ids kept until their figures reach zero;
 //! only then is the range handed out again.
 
-use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
     alloc::flags::GFP_KERNEL,
     error::Result,
@@ -18,55 +17,17 @@ use kernel::{
 };
 
 use crate::counters::{Counters, SectionCounters};
-use crate::ids::{Flags, SiteId, BLOCK_IDS, WATCH_ENTRIES, WATCH_FIRST};
+use crate::ids::{Flags, IdSet, SiteId, BLOCK_IDS, WATCH_ENTRIES, WATCH_FIRST};
 use crate::sys::backend::{Site, Tag, TagSection};
 use crate::text::BStr;
 
-/// Which call sites have allocations that were not counted, one bit per
-/// id: sites that existed before profiling started (the module loaded
-/// without the kernel's boot record, or profiling was switched off for a
-/// while) and sites with a page beyond the back-reference array.  Set from
-/// any context; `/proc/allocinfo` 2.0 prints these sites with
-/// `accurate:no`, with those the kernel flagged on the tag itself.
-pub(crate) struct Uncounted(KVec<AtomicU64>);
-
-impl Uncounted {
-    /// No call site flagged.
-    pub(crate) fn new() -> Result<Self> {
-        let mut words = KVec::with_capacity(SiteId::SPACE / WORD_BITS, GFP_KERNEL)?;
-        for _ in 0..SiteId::SPACE / WORD_BITS {
-            words.push(AtomicU64::new(0), GFP_KERNEL)?;
-        }
-        Ok(Self(words))
-    }
-
-    fn word(&self, id: usize) -> (&AtomicU64, u64) {
-        (&self.0[id / WORD_BITS], 1 << (id % WORD_BITS))
-    }
-
-    /// Flags call site `id`.
-    pub(crate) fn set(&self, id: SiteId) {
-        let (word, bit) = self.word(id.index());
-        word.fetch_or(bit, Ordering::Relaxed);
-    }
-
-    /// Whether call site `id` is flagged.
-    pub(crate) fn get(&self, id: SiteId) -> bool {
-        let (word, bit) = self.word(id.index());
-        word.load(Ordering::Relaxed) & bit != 0
-    }
-
-    fn set_range(&self, first: SiteId, len: usize, on: bool) {
-        for id in first.index()..first.index() + len {
-            let (word, bit) = self.word(id);
-            if on {
-                word.fetch_or(bit, Ordering::Relaxed);
-            } else {
-                word.fetch_and(!bit, Ordering::Relaxed);
-            }
-        }
-    }
-}
+/// Which call sites have allocations that were not counted: sites that
+/// existed before profiling started (the module loaded without the
+/// kernel's boot record, or profiling was switched off for a while) and
+/// sites with a page beyond the back-reference array.  Set from any
+/// context; `/proc/allocinfo` 2.0 prints these sites with `accurate:no`,
+/// with those the kernel flagged on the tag itself.
+pub(crate) type Uncounted = IdSet;
 
 /// A call site of a module that is gone, with live allocations.
 pub(crate) struct DeadSite {
@@ -157,19 +118,16 @@ impl Section {
     }
 }
 
-/// Bits in a word of the id bitmap.
-const WORD_BITS: usize = u64::BITS as usize;
-
 /// All sections, by id.
 ///
 /// # Invariants
 ///
-/// The id ranges of the sections do not overlap, and each is marked used in
-/// `used`; `sections` is keyed by the last id of each range.
+/// The id ranges of the sections do not overlap, and each is in `used`;
+/// `sections` is keyed by the last id of each range.
 pub(crate) struct Registry {
     sections: RBTree<u16, Section>,
-    /// One bit per id: handed out or not.  Id 0 is always taken.
-    used: KVec<u64>,
+    /// The ids handed out.
+    used: IdSet,
     /// Sections added and removed so far.
     changes: u64,
 }
@@ -177,43 +135,23 @@ pub(crate) struct Registry {
 impl Registry {
     /// A registry with every id free.
     pub(crate) fn new() -> Result<Self> {
-        let mut used = KVec::from_elem(0u64, SiteId::SPACE / WORD_BITS, GFP_KERNEL)?;
-        used[0] = 1;
-        let mut registry = Self {
-            sections: RBTree::new(),
-            used,
-            changes: 0,
-        };
+        let used = IdSet::new()?;
         // The top of the id space names watched allocations (`watch.rs`),
         // never a call site, so those ids have no counters.
         if let Some(first) = SiteId::new(WATCH_FIRST) {
-            registry.mark(first, WATCH_ENTRIES, true);
+            used.set_range(first, WATCH_ENTRIES, true);
         }
-        Ok(registry)
-    }
-
-    fn is_used(&self, id: usize) -> bool {
-        self.used[id / WORD_BITS] & (1 << (id % WORD_BITS)) != 0
-    }
-
-    fn mark(&mut self, first: SiteId, len: usize, used: bool) {
-        for id in first.index()..first.index() + len {
-            if used {
-                self.used[id / WORD_BITS] |= 1 << (id % WORD_BITS);
-            } else {
-                self.used[id / WORD_BITS] &= !(1 << (id % WORD_BITS));
-            }
-        }
+        Ok(Self {
+            sections: RBTree::new(),
+            used,
+            changes: 0,
+        })
     }
 
     /// Takes `len` consecutive ids starting on a block boundary (first fit).
     fn take_ids(&mut self, len: usize) -> Option<SiteId> {
-        let start = (0..SiteId::SPACE)
-            .step_by(BLOCK_IDS)
-            .take_while(|&start| start + len <= SiteId::SPACE)
-            .find(|&start| (start..start + len).all(|id| !self.is_used(id)))?;
-        let first = SiteId::new(u16::try_from(start).ok()?)?;
-        self.mark(first, len, true);
+        let first = self.used.first_free(len, BLOCK_IDS)?;
+        self.used.set_range(first, len, true);
         Some(first)
     }
 
@@ -271,7 +209,7 @@ impl Registry {
             Ok(())
         });
         if let Err(e) = inserted {
-            self.mark(first, len, false);
+            self.used.set_range(first, len, false);
             return Err(e);
         }
         uncounted.set_range(first, len, false);
@@ -404,7 +342,7 @@ impl Registry {
             // counts for its ids any more.
             counters.detach(&s.counters);
             self.sections.remove(&last);
-            self.mark(first, len, false);
+            self.used.set_range(first, len, false);
         }
     }
 
