@@ -18,7 +18,7 @@ use kernel::{
 
 use crate::counters::{Counters, SectionCounters};
 use crate::ids::{Flags, IdSet, SiteId, BLOCK_IDS, WATCH_ENTRIES, WATCH_FIRST};
-use crate::sys::backend::{Site, Tag, TagSection};
+use crate::sys::backend::{Site, Tag, TagSection, Tags};
 use crate::text::BStr;
 
 /// Which call sites have allocations that were not counted: sites that
@@ -83,6 +83,13 @@ impl DeadSite {
 }
 
 /// One section and its id range.
+///
+/// # Invariants
+///
+/// `tags` is `Some` only while the section is registered with the back end:
+/// [`Registry::add`] (from the back end's `section_add`) sets it, and
+/// [`Registry::remove`] (from its `section_del`, before the kernel frees
+/// the section) takes it.
 struct Section {
     first: SiteId,
     /// The number of ids, at least 1.
@@ -99,6 +106,14 @@ struct Section {
 }
 
 impl Section {
+    /// Its tags, while its image is loaded.
+    fn tags(&self) -> Option<Tags<'_>> {
+        // SAFETY: `tags` is only `Some` while the section is registered
+        // (type invariant), and `remove`, which ends that, needs the
+        // registry mutably, so not while `self` is borrowed.
+        self.tags.as_ref().map(|t| unsafe { t.tags() })
+    }
+
     /// Its ids, in order.
     fn ids(&self) -> impl Iterator<Item = SiteId> + '_ {
         (0..self.len).filter_map(|n| self.first.nth_after(n))
@@ -163,7 +178,8 @@ impl Registry {
     }
 
     /// Gives `section` ids, counters, and writes the ids into its tags.
-    /// Its call sites start as counted from the first allocation.
+    /// Its call sites start as counted from the first allocation.  Called
+    /// by the back end's `section_add` for `section`.
     pub(crate) fn add(
         &mut self,
         section: TagSection,
@@ -176,18 +192,21 @@ impl Registry {
         if len == 0 {
             return Ok(());
         }
-        let Some(section) = self.revive(section, uncounted) else {
+        // SAFETY: The section is being added (this is its `section_add`),
+        // and the kernel withdraws it only after that returned.
+        let tags = unsafe { section.tags() };
+        if let Some(s) = self.revive(tags, uncounted) {
+            // INVARIANT: Set while the section is being added.
+            s.owner = section.owner();
+            s.tags = Some(section);
             return Ok(());
-        };
+        }
         let Some(first) = self.take_ids(len) else {
             pr_warn!(
                 "out of call-site ids: {} call sites are not profiled\n",
                 len
             );
-            for i in 0..len {
-                // SAFETY: The section is being added, so its tags are valid.
-                unsafe { section.tag(i) }.set_word(0);
-            }
+            tags.iter().for_each(|tag| tag.set_word(0));
             return Ok(());
         };
         // `take_ids` found `len` ids from `first`, all below `SPACE`.
@@ -218,47 +237,44 @@ impl Registry {
             // before the section is removed from the tree and dropped.
             unsafe { counters.attach(&s.counters) };
         }
-        for (i, id) in (0..len).filter_map(|i| first.nth_after(i).map(|id| (i, id))) {
-            // SAFETY: The section is being added, so its tags are valid.
-            unsafe { section.tag(i) }.set_word(id.word(Flags::DEFAULT));
+        let ids = (0..len).map_while(|n| first.nth_after(n));
+        for (tag, id) in tags.iter().zip(ids) {
+            tag.set_word(id.word(Flags::DEFAULT));
         }
         if let Some(s) = self.sections.get_mut(&last) {
+            // INVARIANT: Set while the section is being added.
             s.tags = Some(section);
         }
         Ok(())
     }
 
     /// A module loaded again while the memory of its earlier load is still
-    /// allocated: if `section` has the call sites of a section kept for
-    /// that (the same number, and the kept ones at the same places with the
-    /// same names), the section gets those ids again, so that each call
-    /// site keeps one identity and one line, with the figures of both
-    /// loads.  Leaking reloads so use no more ids.  `section` back if there
-    /// is no such section.
-    fn revive(&mut self, section: TagSection, uncounted: &Uncounted) -> Option<TagSection> {
-        let len = section.len();
+    /// allocated: if `tags`, a section being added, has the call sites of
+    /// a section kept for that (the same number, and the kept ones at the
+    /// same places with the same names), the section gets those ids again,
+    /// so that each call site keeps one identity and one line, with the
+    /// figures of both loads.  Leaking reloads so use no more ids.  The
+    /// section kept, for the new one's tags, if there is one.
+    fn revive(&mut self, tags: Tags<'_>, uncounted: &Uncounted) -> Option<&mut Section> {
+        let len = tags.len();
         let matches = |s: &Section| {
             s.tags.is_none()
                 && s.len == len
                 && !s.dead.is_empty()
                 && s.dead.iter().all(|d| {
-                    // SAFETY: The section is being added, so its tags are
-                    // valid; `d.id` is in `s`'s range, of `len` ids.
-                    let tag = unsafe { section.tag(d.id.index() - s.first.index()) };
-                    d.is(&tag.site())
+                    // `d.id` is in `s`'s range, of `len` ids.
+                    tags.get(d.id.index() - s.first.index())
+                        .is_some_and(|tag| d.is(&tag.site()))
                 })
         };
-        let Some(s) = self.sections.values_mut().find(|s| matches(s)) else {
-            return Some(section);
-        };
+        let s = self.sections.values_mut().find(|s| matches(s))?;
         // Its call sites without memory of the earlier load start as new
         // ones do; those with memory keep their flag.
-        for (n, id) in (0..len).filter_map(|n| s.first.nth_after(n).map(|id| (n, id))) {
+        for (tag, id) in tags.iter().zip(s.ids()) {
             if !s.dead.iter().any(|d| d.id == id) {
                 uncounted.set_range(id, 1, false);
             }
-            // SAFETY: The section is being added, so its tags are valid.
-            unsafe { section.tag(n) }.set_word(id.word(Flags::DEFAULT));
+            tag.set_word(id.word(Flags::DEFAULT));
         }
         pr_info!(
             "module {} loaded again: its {} call sites keep their ids, {} with memory of its earlier load\n",
@@ -267,9 +283,7 @@ impl Registry {
             s.dead.len()
         );
         s.dead = KVec::new();
-        s.owner = section.owner();
-        s.tags = Some(section);
-        None
+        Some(s)
     }
 
     /// The module of `section` goes away: forget its tags, keep copies of
@@ -289,13 +303,11 @@ impl Registry {
         else {
             return;
         };
-        if let Some(tags) = s.tags.take() {
-            for t in 0..tags.len() {
-                let Some(id) = s.first.nth_after(t) else {
-                    break;
-                };
-                // SAFETY: The section is still there until we return.
-                let tag = unsafe { tags.tag(t) };
+        // The call sites with memory allocated, copied: a section with tags
+        // has none kept yet.
+        let mut dead = KVec::new();
+        if let Some(tags) = s.tags() {
+            for (tag, id) in tags.iter().zip(s.ids()) {
                 let totals = counters.read(id);
                 if totals.is_zero() {
                     continue;
@@ -314,7 +326,7 @@ impl Registry {
                 );
                 let copied = DeadSite::copy(id, &site)
                     .ok_or(ENOMEM)
-                    .and_then(|d| s.dead.push(d, GFP_KERNEL).map_err(|_| ENOMEM));
+                    .and_then(|d| dead.push(d, GFP_KERNEL).map_err(|_| ENOMEM));
                 if copied.is_err() {
                     pr_warn!(
                         "call site {} of an unloaded module is no longer shown\n",
@@ -323,6 +335,9 @@ impl Registry {
                 }
             }
         }
+        // INVARIANT: The section is withdrawn when this returns.
+        s.tags = None;
+        s.dead = dead;
         self.collect(counters);
     }
 
@@ -398,10 +413,10 @@ impl Registry {
         let Some(s) = self.section_of(id) else {
             return;
         };
-        if let Some(tags) = &s.tags {
-            // SAFETY: The section is registered while we hold the registry.
-            let tag = unsafe { tags.tag(id.index() - s.first.index()) };
-            f(&tag.site(), false, tag.inaccurate());
+        if let Some(tags) = s.tags() {
+            if let Some(tag) = tags.get(id.index() - s.first.index()) {
+                f(&tag.site(), false, tag.inaccurate());
+            }
         } else if let Some(d) = s.dead.iter().find(|d| d.id == id) {
             f(&d.site(), true, false);
         }
@@ -409,13 +424,11 @@ impl Registry {
 
     /// Calls `f` with the id and tag of every call site of the loaded
     /// images, in id order.
-    pub(crate) fn for_each_tag(&mut self, mut f: impl FnMut(SiteId, Tag)) {
+    pub(crate) fn for_each_tag(&mut self, mut f: impl FnMut(SiteId, Tag<'_>)) {
         for s in self.sections.values() {
-            if let Some(tags) = &s.tags {
-                for (n, id) in s.ids().enumerate() {
-                    // SAFETY: The section is registered while we hold the
-                    // registry (`&mut self`).
-                    f(id, unsafe { tags.tag(n) });
+            if let Some(tags) = s.tags() {
+                for (tag, id) in tags.iter().zip(s.ids()) {
+                    f(id, tag);
                 }
             }
         }
@@ -444,7 +457,7 @@ fn suffix(name: &[u8], keep: usize) -> &[u8] {
 /// when asked for.
 pub(crate) enum SiteView<'a> {
     /// A call site of a loaded image.
-    Live(Tag),
+    Live(Tag<'a>),
     /// One of a module gone, kept while it has memory allocated.
     Gone(&'a DeadSite),
 }
@@ -519,14 +532,12 @@ impl Registry {
         };
         loop {
             let s = cursor.current().1;
-            if let Some(tags) = &s.tags {
+            if let Some(tags) = s.tags() {
                 for n in from.index().saturating_sub(s.first.index())..s.len {
-                    let Some(id) = s.first.nth_after(n) else {
+                    let (Some(id), Some(tag)) = (s.first.nth_after(n), tags.get(n)) else {
                         break;
                     };
-                    // SAFETY: The section is registered while we hold the
-                    // registry (`&mut self`).
-                    if f(id, SiteView::Live(unsafe { tags.tag(n) })) {
+                    if f(id, SiteView::Live(tag)) {
                         return;
                     }
                 }
