@@ -187,7 +187,7 @@ impl Profiler {
     /// profiler last, so that reaching them costs the hot path no move.
     #[cold]
     #[inline(never)]
-    fn count_page_alloc_controlled(pfn: Pfn, order: u32, tag: Tag, p: &Profiler) {
+    fn count_page_alloc_controlled(pfn: Pfn, order: u32, tag: Tag<'_>, p: &Profiler) {
         let Some((site, flags)) = SiteId::controlled(tag.word()) else {
             return;
         };
@@ -210,7 +210,12 @@ impl Profiler {
     /// the flags say; its slot is cleared if it is not counted.
     #[cold]
     #[inline(never)]
-    fn count_obj_alloc_controlled(slot: ObjSlot<'_>, tag: Option<Tag>, size: usize, p: &Profiler) {
+    fn count_obj_alloc_controlled(
+        slot: ObjSlot<'_>,
+        tag: Option<Tag<'_>>,
+        size: usize,
+        p: &Profiler,
+    ) {
         let site = tag
             .and_then(|t| SiteId::controlled(t.word()))
             .filter(|(_, f)| f.contains(Flags::PROFILE));
@@ -366,7 +371,7 @@ impl Backend for Hooks {
         p.registry.lock().remove(section, &p.counters, &p.uncounted)
     }
 
-    fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag>) {
+    fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag<'_>>) {
         let Some(tag) = tag else {
             return;
         };
@@ -406,7 +411,7 @@ impl Backend for Hooks {
         }
     }
 
-    fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize) {
+    fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag<'_>>, size: usize) {
         match SiteId::plain(tag.map_or(0, Tag::word)) {
             Some(id) => p.count_obj_alloc(slot, id, size),
             None => Profiler::count_obj_alloc_controlled(slot, tag, size, p),

@@ -330,7 +330,7 @@ impl DebugText for Control {
     fn text(out: &mut Text) -> Result {
         out.write(b"# filename:lineno [module]function flags\n");
         with_profiler(|p| {
-            p.registry.lock().for_each_tag(|_, tag: Tag| {
+            p.registry.lock().for_each_tag(|_, tag: Tag<'_>| {
                 let site = tag.site();
                 out.write(site.file);
                 let _ = write!(out, ":{} [", site.line);

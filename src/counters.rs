@@ -19,7 +19,7 @@ use kernel::{error::Result, prelude::*};
 
 use crate::ids::{SiteId, BLOCK_IDS, MAX_BLOCKS};
 use crate::sys::percpu::{
-    on_cpu, possible_cpus, this_cpu_add, this_cpu_add_pair, this_cpu_sub_pair, PerCpuArray,
+    possible_cpus, read_on_cpu, this_cpu_add, this_cpu_add_pair, this_cpu_sub_pair, PerCpuArray,
 };
 
 /// One call site's counters on one CPU.
@@ -196,14 +196,19 @@ impl Counters {
         let Some(c) = self.counter(id) else {
             return Totals::default();
         };
+        // By offset again: the two `u64`s of the `#[repr(C)]` `Counter`.
+        let bytes_at = c.cast::<u64>();
         let (mut bytes, mut calls) = (0u64, 0u64);
         for cpu in possible_cpus() {
-            // SAFETY: `c` is a per-CPU pointer into a live block (type
-            // invariant), and `cpu` a possible CPU.
-            let c = unsafe { on_cpu(c, cpu) };
-            // SAFETY: Other CPUs update their copies concurrently; a volatile
-            // aligned 64-bit load sees one value or the other, never a mix.
-            let (b, n) = unsafe { (ptr::read_volatile(&c.bytes), ptr::read_volatile(&c.calls)) };
+            // SAFETY: `bytes_at` and the `u64` after it are per-CPU
+            // pointers into a live block (type invariant), and `cpu` a
+            // possible CPU.
+            let (b, n) = unsafe {
+                (
+                    read_on_cpu(bytes_at, cpu),
+                    read_on_cpu(bytes_at.wrapping_add(1), cpu),
+                )
+            };
             bytes = bytes.wrapping_add(b);
             calls = calls.wrapping_add(n);
         }

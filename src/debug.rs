@@ -199,7 +199,7 @@ impl Backend for CheckedHooks {
 
     /// Reports an allocation without a tag or over a live reference, then
     /// counts as usual.
-    fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag>) {
+    fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag<'_>>) {
         if tag.is_none() {
             report(Report::UntaggedPages { order });
         }
@@ -231,7 +231,7 @@ impl Backend for CheckedHooks {
 
     /// Reports an object allocated without a tag or over a live reference
     /// of this load, then counts as usual.
-    fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize) {
+    fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag<'_>>, size: usize) {
         if tag.is_none() {
             report(Report::UntaggedObject { size });
         }

@@ -20,7 +20,11 @@
 //! pages reads, the id with the registration's generation
 //! ([`slot_value`]).
 
-use core::num::NonZeroU16;
+use core::{
+    num::NonZeroU16,
+    sync::atomic::{AtomicU64, Ordering},
+};
+use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*};
 
 /// Ids per block: a section's first id is a multiple of it.
 pub(crate) const BLOCK_IDS: usize = 64;
@@ -89,6 +93,71 @@ impl SiteId {
 impl core::fmt::Display for SiteId {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "{}", self.get())
+    }
+}
+
+/// Bits in a word of an [`IdSet`].
+const WORD_BITS: usize = u64::BITS as usize;
+
+/// A set of ids, one bit for each of the id space: the registry's ids
+/// handed out (`tags.rs`), and the call sites flagged as not fully counted
+/// (`Uncounted`).  Changed and read from any context, hooks included, so
+/// each bit is changed with an atomic operation on its word.
+pub(crate) struct IdSet(KVec<AtomicU64>);
+
+impl IdSet {
+    /// No id in the set.
+    pub(crate) fn new() -> Result<Self> {
+        let mut words = KVec::with_capacity(SiteId::SPACE / WORD_BITS, GFP_KERNEL)?;
+        for _ in 0..SiteId::SPACE / WORD_BITS {
+            words.push(AtomicU64::new(0), GFP_KERNEL)?;
+        }
+        Ok(Self(words))
+    }
+
+    /// The word of id value `i` (0 included) and its bit there.
+    fn word(&self, i: usize) -> (&AtomicU64, u64) {
+        (&self.0[i / WORD_BITS], 1 << (i % WORD_BITS))
+    }
+
+    /// Adds `id`.
+    pub(crate) fn set(&self, id: SiteId) {
+        let (word, bit) = self.word(id.index());
+        word.fetch_or(bit, Ordering::Relaxed);
+    }
+
+    /// Whether `id` is in the set.
+    pub(crate) fn get(&self, id: SiteId) -> bool {
+        let (word, bit) = self.word(id.index());
+        word.load(Ordering::Relaxed) & bit != 0
+    }
+
+    /// Adds (`on`) or removes the `len` ids from `first`.
+    pub(crate) fn set_range(&self, first: SiteId, len: usize, on: bool) {
+        for i in first.index()..first.index() + len {
+            let (word, bit) = self.word(i);
+            if on {
+                word.fetch_or(bit, Ordering::Relaxed);
+            } else {
+                word.fetch_and(!bit, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The first of `len` consecutive ids, none in the set, starting on a
+    /// multiple of `align` (first fit).  The run at 0 is never one: 0 is
+    /// no id.
+    pub(crate) fn first_free(&self, len: usize, align: usize) -> Option<SiteId> {
+        let start = (align..SiteId::SPACE)
+            .step_by(align)
+            .take_while(|&start| start + len <= SiteId::SPACE)
+            .find(|&start| {
+                (start..start + len).all(|i| {
+                    let (word, bit) = self.word(i);
+                    word.load(Ordering::Relaxed) & bit == 0
+                })
+            })?;
+        SiteId::new(u16::try_from(start).ok()?)
     }
 }
 

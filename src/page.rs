@@ -9,17 +9,14 @@
 //! page frame beyond the array is counted as untracked.  Pages allocated
 //! before the module loaded carry no id, so freeing them changes nothing.
 
-use core::{
-    ptr::NonNull,
-    sync::atomic::{AtomicU16, AtomicU64, Ordering},
-};
+use core::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*};
 
 use crate::ids::{slot_value, SiteId};
 use crate::sys::mm::{Pfn, PAGE_SIZE};
 
 /// Back-reference storage per page, in bytes (for the closing figures).
-pub(crate) const BYTES_PER_PAGE: usize = core::mem::size_of::<u16>();
+pub(crate) const BYTES_PER_PAGE: usize = core::mem::size_of::<AtomicU16>();
 
 /// Bytes in `2^order` pages (the page allocator's orders are far below 64;
 /// no overflow check on the hot path).
@@ -30,36 +27,30 @@ pub(crate) fn bytes(order: u32) -> u64 {
 
 /// The PFN-indexed array of call-site ids.
 pub(crate) struct PageRefs {
-    /// Owns the memory `refs` points into.
-    _storage: KVVec<u16>,
-    refs: NonNull<u16>,
-    len: usize,
+    /// One id per page frame (0: none).  Hooks for pages next to each
+    /// other run at once on different CPUs and a split writes its pieces'
+    /// entries while they may be freed: every entry is an atomic.
+    refs: KVVec<AtomicU16>,
     /// Page allocations whose frame lies beyond the array.
     untracked: AtomicU64,
 }
 
-// SAFETY: The ids are only accessed through atomics (see `slot`).
-unsafe impl Send for PageRefs {}
-// SAFETY: As above.
-unsafe impl Sync for PageRefs {}
-
 impl PageRefs {
     /// An array covering page frames `0..nr_pfns`, all without an id.
     pub(crate) fn new(nr_pfns: usize) -> Result<Self> {
-        let mut storage = KVVec::with_capacity(nr_pfns, GFP_KERNEL)?;
-        storage.extend_with(nr_pfns, 0u16, GFP_KERNEL)?;
-        let refs = NonNull::new(storage.as_mut_ptr()).ok_or(ENOMEM)?;
+        let mut refs = KVVec::with_capacity(nr_pfns, GFP_KERNEL)?;
+        for _ in 0..nr_pfns {
+            refs.push(AtomicU16::new(0), GFP_KERNEL)?;
+        }
         Ok(Self {
-            _storage: storage,
             refs,
-            len: nr_pfns,
             untracked: AtomicU64::new(0),
         })
     }
 
     /// Bytes used by the array.
     pub(crate) fn size(&self) -> usize {
-        self.len * BYTES_PER_PAGE
+        self.refs.len() * BYTES_PER_PAGE
     }
 
     /// Page allocations that could not be tracked so far.
@@ -70,14 +61,7 @@ impl PageRefs {
     /// The id slot of page frame `pfn`, if the array covers it.
     #[inline(always)]
     fn slot(&self, pfn: Pfn) -> Option<&AtomicU16> {
-        let i = pfn.index();
-        if i >= self.len {
-            return None;
-        }
-        // SAFETY: `i < len`, so the element is inside the array, which
-        // lives as long as `self`; every access to it is atomic, and
-        // `AtomicU16` has the layout of `u16`.
-        Some(unsafe { AtomicU16::from_ptr(self.refs.as_ptr().add(i)) })
+        self.refs.get(pfn.index())
     }
 
     /// Gives the pages at `pfn` the back-reference `id`; false if the

@@ -9,7 +9,6 @@
 //! call sites are copied and their ids kept until their figures reach zero;
 //! only then is the range handed out again.
 
-use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
     alloc::flags::GFP_KERNEL,
     error::Result,
@@ -18,55 +17,17 @@ use kernel::{
 };
 
 use crate::counters::{Counters, SectionCounters};
-use crate::ids::{Flags, SiteId, BLOCK_IDS, WATCH_ENTRIES, WATCH_FIRST};
-use crate::sys::backend::{Site, Tag, TagSection};
+use crate::ids::{Flags, IdSet, SiteId, BLOCK_IDS, WATCH_ENTRIES, WATCH_FIRST};
+use crate::sys::backend::{Site, Tag, TagSection, Tags};
 use crate::text::BStr;
 
-/// Which call sites have allocations that were not counted, one bit per
-/// id: sites that existed before profiling started (the module loaded
-/// without the kernel's boot record, or profiling was switched off for a
-/// while) and sites with a page beyond the back-reference array.  Set from
-/// any context; `/proc/allocinfo` 2.0 prints these sites with
-/// `accurate:no`, with those the kernel flagged on the tag itself.
-pub(crate) struct Uncounted(KVec<AtomicU64>);
-
-impl Uncounted {
-    /// No call site flagged.
-    pub(crate) fn new() -> Result<Self> {
-        let mut words = KVec::with_capacity(SiteId::SPACE / WORD_BITS, GFP_KERNEL)?;
-        for _ in 0..SiteId::SPACE / WORD_BITS {
-            words.push(AtomicU64::new(0), GFP_KERNEL)?;
-        }
-        Ok(Self(words))
-    }
-
-    fn word(&self, id: usize) -> (&AtomicU64, u64) {
-        (&self.0[id / WORD_BITS], 1 << (id % WORD_BITS))
-    }
-
-    /// Flags call site `id`.
-    pub(crate) fn set(&self, id: SiteId) {
-        let (word, bit) = self.word(id.index());
-        word.fetch_or(bit, Ordering::Relaxed);
-    }
-
-    /// Whether call site `id` is flagged.
-    pub(crate) fn get(&self, id: SiteId) -> bool {
-        let (word, bit) = self.word(id.index());
-        word.load(Ordering::Relaxed) & bit != 0
-    }
-
-    fn set_range(&self, first: SiteId, len: usize, on: bool) {
-        for id in first.index()..first.index() + len {
-            let (word, bit) = self.word(id);
-            if on {
-                word.fetch_or(bit, Ordering::Relaxed);
-            } else {
-                word.fetch_and(!bit, Ordering::Relaxed);
-            }
-        }
-    }
-}
+/// Which call sites have allocations that were not counted: sites that
+/// existed before profiling started (the module loaded without the
+/// kernel's boot record, or profiling was switched off for a while) and
+/// sites with a page beyond the back-reference array.  Set from any
+/// context; `/proc/allocinfo` 2.0 prints these sites with `accurate:no`,
+/// with those the kernel flagged on the tag itself.
+pub(crate) type Uncounted = IdSet;
 
 /// A call site of a module that is gone, with live allocations.
 pub(crate) struct DeadSite {
@@ -122,6 +83,13 @@ impl DeadSite {
 }
 
 /// One section and its id range.
+///
+/// # Invariants
+///
+/// `tags` is `Some` only while the section is registered with the back end:
+/// [`Registry::add`] (from the back end's `section_add`) sets it, and
+/// [`Registry::remove`] (from its `section_del`, before the kernel frees
+/// the section) takes it.
 struct Section {
     first: SiteId,
     /// The number of ids, at least 1.
@@ -138,6 +106,14 @@ struct Section {
 }
 
 impl Section {
+    /// Its tags, while its image is loaded.
+    fn tags(&self) -> Option<Tags<'_>> {
+        // SAFETY: `tags` is only `Some` while the section is registered
+        // (type invariant), and `remove`, which ends that, needs the
+        // registry mutably, so not while `self` is borrowed.
+        self.tags.as_ref().map(|t| unsafe { t.tags() })
+    }
+
     /// Its ids, in order.
     fn ids(&self) -> impl Iterator<Item = SiteId> + '_ {
         (0..self.len).filter_map(|n| self.first.nth_after(n))
@@ -157,19 +133,16 @@ impl Section {
     }
 }
 
-/// Bits in a word of the id bitmap.
-const WORD_BITS: usize = u64::BITS as usize;
-
 /// All sections, by id.
 ///
 /// # Invariants
 ///
-/// The id ranges of the sections do not overlap, and each is marked used in
-/// `used`; `sections` is keyed by the last id of each range.
+/// The id ranges of the sections do not overlap, and each is in `used`;
+/// `sections` is keyed by the last id of each range.
 pub(crate) struct Registry {
     sections: RBTree<u16, Section>,
-    /// One bit per id: handed out or not.  Id 0 is always taken.
-    used: KVec<u64>,
+    /// The ids handed out.
+    used: IdSet,
     /// Sections added and removed so far.
     changes: u64,
 }
@@ -177,43 +150,23 @@ pub(crate) struct Registry {
 impl Registry {
     /// A registry with every id free.
     pub(crate) fn new() -> Result<Self> {
-        let mut used = KVec::from_elem(0u64, SiteId::SPACE / WORD_BITS, GFP_KERNEL)?;
-        used[0] = 1;
-        let mut registry = Self {
-            sections: RBTree::new(),
-            used,
-            changes: 0,
-        };
+        let used = IdSet::new()?;
         // The top of the id space names watched allocations (`watch.rs`),
         // never a call site, so those ids have no counters.
         if let Some(first) = SiteId::new(WATCH_FIRST) {
-            registry.mark(first, WATCH_ENTRIES, true);
+            used.set_range(first, WATCH_ENTRIES, true);
         }
-        Ok(registry)
-    }
-
-    fn is_used(&self, id: usize) -> bool {
-        self.used[id / WORD_BITS] & (1 << (id % WORD_BITS)) != 0
-    }
-
-    fn mark(&mut self, first: SiteId, len: usize, used: bool) {
-        for id in first.index()..first.index() + len {
-            if used {
-                self.used[id / WORD_BITS] |= 1 << (id % WORD_BITS);
-            } else {
-                self.used[id / WORD_BITS] &= !(1 << (id % WORD_BITS));
-            }
-        }
+        Ok(Self {
+            sections: RBTree::new(),
+            used,
+            changes: 0,
+        })
     }
 
     /// Takes `len` consecutive ids starting on a block boundary (first fit).
     fn take_ids(&mut self, len: usize) -> Option<SiteId> {
-        let start = (0..SiteId::SPACE)
-            .step_by(BLOCK_IDS)
-            .take_while(|&start| start + len <= SiteId::SPACE)
-            .find(|&start| (start..start + len).all(|id| !self.is_used(id)))?;
-        let first = SiteId::new(u16::try_from(start).ok()?)?;
-        self.mark(first, len, true);
+        let first = self.used.first_free(len, BLOCK_IDS)?;
+        self.used.set_range(first, len, true);
         Some(first)
     }
 
@@ -225,7 +178,8 @@ impl Registry {
     }
 
     /// Gives `section` ids, counters, and writes the ids into its tags.
-    /// Its call sites start as counted from the first allocation.
+    /// Its call sites start as counted from the first allocation.  Called
+    /// by the back end's `section_add` for `section`.
     pub(crate) fn add(
         &mut self,
         section: TagSection,
@@ -238,18 +192,21 @@ impl Registry {
         if len == 0 {
             return Ok(());
         }
-        let Some(section) = self.revive(section, uncounted) else {
+        // SAFETY: The section is being added (this is its `section_add`),
+        // and the kernel withdraws it only after that returned.
+        let tags = unsafe { section.tags() };
+        if let Some(s) = self.revive(tags, uncounted) {
+            // INVARIANT: Set while the section is being added.
+            s.owner = section.owner();
+            s.tags = Some(section);
             return Ok(());
-        };
+        }
         let Some(first) = self.take_ids(len) else {
             pr_warn!(
                 "out of call-site ids: {} call sites are not profiled\n",
                 len
             );
-            for i in 0..len {
-                // SAFETY: The section is being added, so its tags are valid.
-                unsafe { section.tag(i) }.set_word(0);
-            }
+            tags.iter().for_each(|tag| tag.set_word(0));
             return Ok(());
         };
         // `take_ids` found `len` ids from `first`, all below `SPACE`.
@@ -271,7 +228,7 @@ impl Registry {
             Ok(())
         });
         if let Err(e) = inserted {
-            self.mark(first, len, false);
+            self.used.set_range(first, len, false);
             return Err(e);
         }
         uncounted.set_range(first, len, false);
@@ -280,47 +237,44 @@ impl Registry {
             // before the section is removed from the tree and dropped.
             unsafe { counters.attach(&s.counters) };
         }
-        for (i, id) in (0..len).filter_map(|i| first.nth_after(i).map(|id| (i, id))) {
-            // SAFETY: The section is being added, so its tags are valid.
-            unsafe { section.tag(i) }.set_word(id.word(Flags::DEFAULT));
+        let ids = (0..len).map_while(|n| first.nth_after(n));
+        for (tag, id) in tags.iter().zip(ids) {
+            tag.set_word(id.word(Flags::DEFAULT));
         }
         if let Some(s) = self.sections.get_mut(&last) {
+            // INVARIANT: Set while the section is being added.
             s.tags = Some(section);
         }
         Ok(())
     }
 
     /// A module loaded again while the memory of its earlier load is still
-    /// allocated: if `section` has the call sites of a section kept for
-    /// that (the same number, and the kept ones at the same places with the
-    /// same names), the section gets those ids again, so that each call
-    /// site keeps one identity and one line, with the figures of both
-    /// loads.  Leaking reloads so use no more ids.  `section` back if there
-    /// is no such section.
-    fn revive(&mut self, section: TagSection, uncounted: &Uncounted) -> Option<TagSection> {
-        let len = section.len();
+    /// allocated: if `tags`, a section being added, has the call sites of
+    /// a section kept for that (the same number, and the kept ones at the
+    /// same places with the same names), the section gets those ids again,
+    /// so that each call site keeps one identity and one line, with the
+    /// figures of both loads.  Leaking reloads so use no more ids.  The
+    /// section kept, for the new one's tags, if there is one.
+    fn revive(&mut self, tags: Tags<'_>, uncounted: &Uncounted) -> Option<&mut Section> {
+        let len = tags.len();
         let matches = |s: &Section| {
             s.tags.is_none()
                 && s.len == len
                 && !s.dead.is_empty()
                 && s.dead.iter().all(|d| {
-                    // SAFETY: The section is being added, so its tags are
-                    // valid; `d.id` is in `s`'s range, of `len` ids.
-                    let tag = unsafe { section.tag(d.id.index() - s.first.index()) };
-                    d.is(&tag.site())
+                    // `d.id` is in `s`'s range, of `len` ids.
+                    tags.get(d.id.index() - s.first.index())
+                        .is_some_and(|tag| d.is(&tag.site()))
                 })
         };
-        let Some(s) = self.sections.values_mut().find(|s| matches(s)) else {
-            return Some(section);
-        };
+        let s = self.sections.values_mut().find(|s| matches(s))?;
         // Its call sites without memory of the earlier load start as new
         // ones do; those with memory keep their flag.
-        for (n, id) in (0..len).filter_map(|n| s.first.nth_after(n).map(|id| (n, id))) {
+        for (tag, id) in tags.iter().zip(s.ids()) {
             if !s.dead.iter().any(|d| d.id == id) {
                 uncounted.set_range(id, 1, false);
             }
-            // SAFETY: The section is being added, so its tags are valid.
-            unsafe { section.tag(n) }.set_word(id.word(Flags::DEFAULT));
+            tag.set_word(id.word(Flags::DEFAULT));
         }
         pr_info!(
             "module {} loaded again: its {} call sites keep their ids, {} with memory of its earlier load\n",
@@ -329,9 +283,7 @@ impl Registry {
             s.dead.len()
         );
         s.dead = KVec::new();
-        s.owner = section.owner();
-        s.tags = Some(section);
-        None
+        Some(s)
     }
 
     /// The module of `section` goes away: forget its tags, keep copies of
@@ -351,13 +303,11 @@ impl Registry {
         else {
             return;
         };
-        if let Some(tags) = s.tags.take() {
-            for t in 0..tags.len() {
-                let Some(id) = s.first.nth_after(t) else {
-                    break;
-                };
-                // SAFETY: The section is still there until we return.
-                let tag = unsafe { tags.tag(t) };
+        // The call sites with memory allocated, copied: a section with tags
+        // has none kept yet.
+        let mut dead = KVec::new();
+        if let Some(tags) = s.tags() {
+            for (tag, id) in tags.iter().zip(s.ids()) {
                 let totals = counters.read(id);
                 if totals.is_zero() {
                     continue;
@@ -376,7 +326,7 @@ impl Registry {
                 );
                 let copied = DeadSite::copy(id, &site)
                     .ok_or(ENOMEM)
-                    .and_then(|d| s.dead.push(d, GFP_KERNEL).map_err(|_| ENOMEM));
+                    .and_then(|d| dead.push(d, GFP_KERNEL).map_err(|_| ENOMEM));
                 if copied.is_err() {
                     pr_warn!(
                         "call site {} of an unloaded module is no longer shown\n",
@@ -385,6 +335,9 @@ impl Registry {
                 }
             }
         }
+        // INVARIANT: The section is withdrawn when this returns.
+        s.tags = None;
+        s.dead = dead;
         self.collect(counters);
     }
 
@@ -404,7 +357,7 @@ impl Registry {
             // counts for its ids any more.
             counters.detach(&s.counters);
             self.sections.remove(&last);
-            self.mark(first, len, false);
+            self.used.set_range(first, len, false);
         }
     }
 
@@ -460,10 +413,10 @@ impl Registry {
         let Some(s) = self.section_of(id) else {
             return;
         };
-        if let Some(tags) = &s.tags {
-            // SAFETY: The section is registered while we hold the registry.
-            let tag = unsafe { tags.tag(id.index() - s.first.index()) };
-            f(&tag.site(), false, tag.inaccurate());
+        if let Some(tags) = s.tags() {
+            if let Some(tag) = tags.get(id.index() - s.first.index()) {
+                f(&tag.site(), false, tag.inaccurate());
+            }
         } else if let Some(d) = s.dead.iter().find(|d| d.id == id) {
             f(&d.site(), true, false);
         }
@@ -471,13 +424,11 @@ impl Registry {
 
     /// Calls `f` with the id and tag of every call site of the loaded
     /// images, in id order.
-    pub(crate) fn for_each_tag(&mut self, mut f: impl FnMut(SiteId, Tag)) {
+    pub(crate) fn for_each_tag(&mut self, mut f: impl FnMut(SiteId, Tag<'_>)) {
         for s in self.sections.values() {
-            if let Some(tags) = &s.tags {
-                for (n, id) in s.ids().enumerate() {
-                    // SAFETY: The section is registered while we hold the
-                    // registry (`&mut self`).
-                    f(id, unsafe { tags.tag(n) });
+            if let Some(tags) = s.tags() {
+                for (tag, id) in tags.iter().zip(s.ids()) {
+                    f(id, tag);
                 }
             }
         }
@@ -506,7 +457,7 @@ fn suffix(name: &[u8], keep: usize) -> &[u8] {
 /// when asked for.
 pub(crate) enum SiteView<'a> {
     /// A call site of a loaded image.
-    Live(Tag),
+    Live(Tag<'a>),
     /// One of a module gone, kept while it has memory allocated.
     Gone(&'a DeadSite),
 }
@@ -581,14 +532,12 @@ impl Registry {
         };
         loop {
             let s = cursor.current().1;
-            if let Some(tags) = &s.tags {
+            if let Some(tags) = s.tags() {
                 for n in from.index().saturating_sub(s.first.index())..s.len {
-                    let Some(id) = s.first.nth_after(n) else {
+                    let (Some(id), Some(tag)) = (s.first.nth_after(n), tags.get(n)) else {
                         break;
                     };
-                    // SAFETY: The section is registered while we hold the
-                    // registry (`&mut self`).
-                    if f(id, SiteView::Live(unsafe { tags.tag(n) })) {
+                    if f(id, SiteView::Live(tag)) {
                         return;
                     }
                 }

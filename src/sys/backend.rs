@@ -7,31 +7,27 @@
 use core::{
     marker::PhantomData,
     pin::Pin,
-    ptr::{self, NonNull},
+    ptr,
     sync::atomic::{AtomicPtr, AtomicU64, Ordering},
 };
 use kernel::{
     alloc::KBox,
     bindings,
     error::{code::EBUSY, to_result, Result},
-    ffi::{c_int, c_uint, c_ulong, c_void},
+    ffi::{c_char, c_int, c_uint, c_ulong, c_void},
     str::CStr,
+    types::Opaque,
 };
 
 use super::mm::Pfn;
 
-/// One call site's `struct alloc_tag` in an `alloc_tags` section.
-///
-/// # Invariants
-///
-/// Points into a section that the kernel reported with `section_add` and has
-/// not yet withdrawn with `section_del`.
+/// One call site's `struct alloc_tag` in an `alloc_tags` section, valid for
+/// `'a`: borrowed from the section's [`Tags`], or handed to a hook for the
+/// call.  The kernel may set the tag's flags, and hooks read its back-end
+/// word while the control file changes it, so the tag is [`Opaque`]: its
+/// fields are read one by one, never through a reference to the whole.
 #[derive(Clone, Copy)]
-pub(crate) struct Tag(NonNull<bindings::alloc_tag>);
-
-// SAFETY: A tag is plain data in kernel or module memory; the only field
-// written after boot is `backend`, and only through `set_word`.
-unsafe impl Send for Tag {}
+pub(crate) struct Tag<'a>(&'a Opaque<bindings::alloc_tag>);
 
 /// Where a call site is: what `/proc/allocinfo` prints of it.
 pub(crate) struct Site<'a> {
@@ -42,144 +38,190 @@ pub(crate) struct Site<'a> {
     pub(crate) function: &'a [u8],
 }
 
-/// Bytes of a C string from a code tag, or `?` for none.
+/// A tag's names and line, which the kernel never changes once the image
+/// is loaded.
 ///
-/// # Safety
+/// # Invariants
 ///
-/// `p` is NULL or a NUL-terminated string that lives as long as `'a`.
-unsafe fn tag_str<'a>(p: *const kernel::ffi::c_char) -> &'a [u8] {
-    if p.is_null() {
-        b"?"
-    } else {
-        // SAFETY: By the function's safety requirement.
-        unsafe { CStr::from_char_ptr(p) }.as_bytes()
+/// Each name is NULL or a NUL-terminated string that lives for `'a`.
+#[derive(Clone, Copy)]
+struct Names<'a> {
+    file: *const c_char,
+    function: *const c_char,
+    module: *const c_char,
+    line: u32,
+    _tag: PhantomData<&'a ()>,
+}
+
+/// One of a tag's names.
+#[derive(Clone, Copy)]
+enum Name {
+    File,
+    Function,
+    Module,
+}
+
+impl<'a> Names<'a> {
+    /// The string of `name`: NULL or NUL-terminated (type invariant).
+    fn ptr(self, name: Name) -> *const c_char {
+        match name {
+            Name::File => self.file,
+            Name::Function => self.function,
+            Name::Module => self.module,
+        }
+    }
+
+    /// The bytes of `name`, or `?` for NULL.
+    fn bytes(self, name: Name) -> &'a [u8] {
+        let name = self.ptr(name);
+        if name.is_null() {
+            return b"?";
+        }
+        // SAFETY: `name` is a NUL-terminated string that lives for `'a`
+        // (type invariant).
+        unsafe { CStr::from_char_ptr(name) }.as_bytes()
+    }
+
+    /// Whether `name` (`?` for NULL), or its last `keep` bytes if it is
+    /// longer, is `template`.  Compares the bytes up to the first
+    /// difference: the length of a name is only measured when a
+    /// `keep`-byte template matched its beginning or a long name has to be
+    /// checked.
+    fn is(self, which: Name, template: &[u8], keep: usize) -> bool {
+        let name = self.ptr(which);
+        if name.is_null() {
+            return template == b"?";
+        }
+        // The bytes of the string up to and with its NUL.
+        let byte = |i: usize| {
+            // SAFETY: `name` is a NUL-terminated string (type invariant),
+            // read no further than its first NUL (below).
+            unsafe { *name.add(i) }
+        };
+        let mut i = 0;
+        while i < template.len() {
+            let b = byte(i);
+            if b != template[i] || b == 0 {
+                break;
+            }
+            i += 1;
+        }
+        // The bytes before `i` were not NUL, so `i` is in the string (its
+        // NUL at most).
+        if i == template.len() && byte(i) == 0 {
+            return true;
+        }
+        if template.len() != keep {
+            return false;
+        }
+        let name = self.bytes(which);
+        name.len() > keep && &name[name.len() - keep..] == template
     }
 }
 
-impl Tag {
+impl<'a> Tag<'a> {
+    /// The back end's word in the tag: written by the control file and
+    /// read by hooks at any time, so an atomic.
+    #[inline(always)]
+    fn backend(self) -> &'a AtomicU64 {
+        // SAFETY: The tag is valid for `'a` (type invariant); `backend` is
+        // an aligned `unsigned long`, which has the layout of `AtomicU64`
+        // on 64-bit machines, and only the back end accesses it, always
+        // through this.
+        unsafe { AtomicU64::from_ptr(ptr::addr_of_mut!((*self.0.get()).backend).cast()) }
+    }
+
     /// The back end's word in the tag: our compact call-site id, with the
     /// call site's control flags above it.
     #[inline]
     pub(crate) fn word(self) -> u64 {
-        // SAFETY: By the type invariant the tag is valid; `backend` is only
-        // written by `set_word`, with a single aligned store.
-        unsafe { ptr::read_volatile(ptr::addr_of!((*self.0.as_ptr()).backend)) as u64 }
+        self.backend().load(Ordering::Relaxed)
+    }
+
+    /// Sets the tag's word; hooks read it at any time, whole.
+    pub(crate) fn set_word(self, word: u64) {
+        self.backend().store(word, Ordering::Relaxed)
     }
 
     /// Whether the kernel flagged the call site as not fully accounted
     /// (`CODETAG_FLAG_INACCURATE`: an object without a slot, an allocation
     /// the boot record could not hold).
     pub(crate) fn inaccurate(self) -> bool {
-        // SAFETY: By the type invariant the tag is valid; the kernel only
-        // ever sets the flag, with a plain store to an aligned word.
-        let flags = unsafe { ptr::read_volatile(ptr::addr_of!((*self.0.as_ptr()).ct.flags)) };
+        // SAFETY: The tag is valid for `'a` (type invariant); the kernel
+        // only ever sets the flag, with a plain store to an aligned word.
+        let flags = unsafe { ptr::read_volatile(ptr::addr_of!((*self.0.get()).ct.flags)) };
         flags & bindings::CODETAG_FLAG_INACCURATE != 0
     }
 
-    /// Sets the tag's word; hooks read it at any time, whole.
-    pub(crate) fn set_word(self, word: u64) {
-        // SAFETY: By the type invariant the tag is valid and writable (the
-        // `alloc_tags` sections are data); a single aligned store.
-        unsafe {
-            ptr::write_volatile(
-                ptr::addr_of_mut!((*self.0.as_ptr()).backend),
-                word as c_ulong,
-            )
+    /// The tag's names and line.
+    fn names(self) -> Names<'a> {
+        let tag = self.0.get();
+        // SAFETY: The tag is valid for `'a` (type invariant), and these
+        // fields are not written once its image is loaded (the kernel
+        // writes `flags`, which is not read here: no reference to the
+        // whole `codetag` is made).
+        let (file, function, module, line) = unsafe {
+            let ct = ptr::addr_of!((*tag).ct);
+            ((*ct).filename, (*ct).function, (*ct).modname, (*ct).lineno)
+        };
+        // INVARIANT: A code tag's names are NULL or strings of its image,
+        // which lives as long as the tag.
+        Names {
+            file,
+            function,
+            module,
+            line,
+            _tag: PhantomData,
         }
-    }
-
-    /// Whether `name` (the NUL-terminated string at `p`, `?` for NULL), or
-    /// its last `keep` bytes if it is longer, is `template`.  Compares the
-    /// bytes up to the first difference: the length of a name is only
-    /// measured when a `keep`-byte template matched its beginning or a
-    /// long name has to be checked.
-    ///
-    /// # Safety
-    ///
-    /// `p` is NULL or a valid NUL-terminated string.
-    unsafe fn name_is(p: *const kernel::ffi::c_char, template: &[u8], keep: usize) -> bool {
-        if p.is_null() {
-            return template == b"?";
-        }
-        let mut i = 0;
-        while i < template.len() {
-            // SAFETY: Every byte up to the string's NUL can be read, and we
-            // stop at the first NUL.
-            let b = unsafe { *p.add(i) };
-            if b != template[i] || b == 0 {
-                break;
-            }
-            i += 1;
-        }
-        // SAFETY: The bytes before `i` were not NUL, so `p + i` is in the
-        // string (its NUL at most).
-        if i == template.len() && unsafe { *p.add(i) } == 0 {
-            return true;
-        }
-        if template.len() != keep {
-            return false;
-        }
-        // SAFETY: `p` is a valid string (the function's requirement).
-        let name = unsafe { CStr::from_char_ptr(p) }.as_bytes();
-        name.len() > keep && &name[name.len() - keep..] == template
     }
 
     /// Whether the file (or its last `keep` bytes) is `template`.
-    pub(crate) fn file_is(&self, template: &[u8], keep: usize) -> bool {
-        // SAFETY: By the type invariant the tag and its strings are valid.
-        unsafe { Self::name_is((*self.0.as_ptr()).ct.filename, template, keep) }
+    pub(crate) fn file_is(self, template: &[u8], keep: usize) -> bool {
+        self.names().is(Name::File, template, keep)
     }
 
     /// Whether the function (or its last `keep` bytes) is `template`.
-    pub(crate) fn function_is(&self, template: &[u8], keep: usize) -> bool {
-        // SAFETY: By the type invariant the tag and its strings are valid.
-        unsafe { Self::name_is((*self.0.as_ptr()).ct.function, template, keep) }
+    pub(crate) fn function_is(self, template: &[u8], keep: usize) -> bool {
+        self.names().is(Name::Function, template, keep)
     }
 
     /// The call site's file.
-    pub(crate) fn file(&self) -> &[u8] {
-        // SAFETY: By the type invariant the tag and its strings (in the same
-        // image as the tag) are valid while `self` is borrowed.
-        unsafe { tag_str((*self.0.as_ptr()).ct.filename) }
+    pub(crate) fn file(self) -> &'a [u8] {
+        self.names().bytes(Name::File)
     }
 
     /// The call site's function.
-    pub(crate) fn function(&self) -> &[u8] {
-        // SAFETY: As in `file`.
-        unsafe { tag_str((*self.0.as_ptr()).ct.function) }
+    pub(crate) fn function(self) -> &'a [u8] {
+        self.names().bytes(Name::Function)
     }
 
     /// The call site's module, for one in a loadable module.
-    pub(crate) fn module(&self) -> Option<&[u8]> {
-        // SAFETY: As in `file`.
-        let m = unsafe { (*self.0.as_ptr()).ct.modname };
-        // SAFETY: As in `file`.
-        (!m.is_null()).then(|| unsafe { tag_str(m) })
+    pub(crate) fn module(self) -> Option<&'a [u8]> {
+        let names = self.names();
+        (!names.module.is_null()).then(|| names.bytes(Name::Module))
     }
 
     /// The call site's line.
-    pub(crate) fn line(&self) -> u32 {
-        // SAFETY: By the type invariant the tag is valid.
-        unsafe { (*self.0.as_ptr()).ct.lineno }
+    pub(crate) fn line(self) -> u32 {
+        self.names().line
     }
 
     /// The call site's file, line, module and function.
-    pub(crate) fn site(&self) -> Site<'_> {
-        // SAFETY: By the type invariant the tag and the strings it points to
-        // (in the same image as the tag) are valid while `self` is borrowed.
-        unsafe {
-            let ct = &(*self.0.as_ptr()).ct;
-            Site {
-                file: tag_str(ct.filename),
-                line: ct.lineno,
-                module: (!ct.modname.is_null()).then(|| tag_str(ct.modname)),
-                function: tag_str(ct.function),
-            }
+    pub(crate) fn site(self) -> Site<'a> {
+        Site {
+            file: self.file(),
+            line: self.line(),
+            module: self.module(),
+            function: self.function(),
         }
     }
 }
 
 /// The tags of one `alloc_tags` section: vmlinux's or a module's.
+///
+/// # Invariants
+///
+/// `start..start + len` is a section the kernel reported to `section_add`.
 pub(crate) struct TagSection {
     module: *mut bindings::module,
     start: *mut bindings::alloc_tag,
@@ -202,17 +244,41 @@ impl TagSection {
         self.len
     }
 
-    /// The `i`-th tag.
+    /// The section's tags, for as long as `self` is borrowed.
     ///
     /// # Safety
     ///
-    /// The result must not be used after the section is withdrawn
-    /// (`Backend::section_del` for it has returned).
-    pub(crate) unsafe fn tag(&self, i: usize) -> Tag {
-        assert!(i < self.len);
-        // SAFETY: `start..start + len` is the section the kernel gave us, so
-        // the pointer is in bounds and not NULL.
-        Tag(unsafe { NonNull::new_unchecked(self.start.add(i)) })
+    /// The section is registered (its `Backend::section_del` has not
+    /// returned) for as long as the result is used.
+    pub(crate) unsafe fn tags(&self) -> Tags<'_> {
+        if self.len == 0 {
+            return Tags(&[]);
+        }
+        // SAFETY: `start..start + len` is a section (type invariant), of
+        // `len` tags, not NULL, and live for the borrow (the caller
+        // guarantees); `Opaque` is transparent over the tag.
+        Tags(unsafe { core::slice::from_raw_parts(self.start.cast(), self.len) })
+    }
+}
+
+/// The tags of a section, valid for `'a`.
+#[derive(Clone, Copy)]
+pub(crate) struct Tags<'a>(&'a [Opaque<bindings::alloc_tag>]);
+
+impl<'a> Tags<'a> {
+    /// The number of tags.
+    pub(crate) fn len(self) -> usize {
+        self.0.len()
+    }
+
+    /// The `i`-th tag, if the section has it.
+    pub(crate) fn get(self, i: usize) -> Option<Tag<'a>> {
+        self.0.get(i).map(Tag)
+    }
+
+    /// The tags in order.
+    pub(crate) fn iter(self) -> impl Iterator<Item = Tag<'a>> {
+        self.0.iter().map(Tag)
     }
 }
 
@@ -258,7 +324,7 @@ pub(crate) trait Backend: 'static {
     /// A module's section goes away; its memory is freed after this returns.
     fn section_del(data: &Self::Data, section: TagSection);
     /// `2^order` pages at `pfn` were allocated at the call site `tag`.
-    fn page_alloc(data: &Self::Data, pfn: Pfn, order: u32, tag: Option<Tag>);
+    fn page_alloc(data: &Self::Data, pfn: Pfn, order: u32, tag: Option<Tag<'_>>);
     /// `2^order` pages at `pfn` are freed.
     fn page_free(data: &Self::Data, pfn: Pfn, order: u32);
     /// The allocation of `2^old_order` pages at `pfn` becomes pieces of
@@ -272,7 +338,7 @@ pub(crate) trait Backend: 'static {
     /// A partial free removed `nr` pages of the allocation `page_ref` named.
     fn page_ref_sub(data: &Self::Data, reference: u64, nr: u32);
     /// A slab or percpu object of `size` bytes was allocated at `tag`.
-    fn obj_alloc(data: &Self::Data, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize);
+    fn obj_alloc(data: &Self::Data, slot: ObjSlot<'_>, tag: Option<Tag<'_>>, size: usize);
     /// A slab or percpu object of `size` bytes with a non-zero slot is freed.
     fn obj_free(data: &Self::Data, slot: ObjSlot<'_>, size: usize);
     /// Print the top `count` call sites after the kernel's memory report.
@@ -310,6 +376,7 @@ unsafe extern "C" fn section_add<B: Backend>(
     let len = unsafe { stop.offset_from(start) } as usize;
     // SAFETY: A hook of `B`.
     let data = unsafe { registered::<B>() };
+    // INVARIANT: The kernel reports the section `start..stop` here.
     match B::section_add(data, TagSection { module, start, len }) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
@@ -328,16 +395,20 @@ unsafe extern "C" fn section_del<B: Backend>(
     let len = unsafe { stop.offset_from(start) } as usize;
     // SAFETY: A hook of `B`.
     let data = unsafe { registered::<B>() };
+    // INVARIANT: The kernel withdraws a section it reported.
     B::section_del(data, TagSection { module, start, len })
 }
 
-/// A tag pointer from the kernel as a [`Tag`].
+/// A tag pointer from the kernel as a [`Tag`], for the hook's call.
 ///
 /// # Safety
 ///
-/// `tag` is NULL or points into a section the back end was given.
-unsafe fn tag_from_raw(tag: *mut bindings::alloc_tag) -> Option<Tag> {
-    NonNull::new(tag).map(Tag)
+/// `tag` is NULL or points into a section the back end was given, which
+/// stays registered for `'a`.
+unsafe fn tag_from_raw<'a>(tag: *mut bindings::alloc_tag) -> Option<Tag<'a>> {
+    // SAFETY: By the function's safety requirements `tag`, if not NULL, is
+    // a valid tag for `'a`; `Opaque` is transparent over it.
+    unsafe { tag.cast::<Opaque<bindings::alloc_tag>>().as_ref() }.map(Tag)
 }
 
 /// # Safety

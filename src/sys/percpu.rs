@@ -3,7 +3,12 @@
 //! Per-CPU memory: allocation, the local CPU's copy on the hot path, and
 //! every possible CPU's copy for readers.
 
-use core::{marker::PhantomData, mem, ptr::NonNull};
+use core::{
+    marker::PhantomData,
+    mem,
+    ptr::NonNull,
+    sync::atomic::{AtomicU64, Ordering},
+};
 use kernel::{bindings, error::code::ENOMEM, error::Result, init::Zeroable};
 
 /// A zeroed per-CPU array of `len` `T`s, freed on drop.
@@ -43,7 +48,7 @@ impl<T: Zeroable> PerCpuArray<T> {
     }
 
     /// The per-CPU pointer of the first element, for [`this_cpu_add`] and
-    /// [`on_cpu`]; valid while `self` lives.
+    /// [`read_on_cpu`]; valid while `self` lives.
     pub(crate) fn as_percpu_ptr(&self) -> *mut T {
         self.ptr.as_ptr()
     }
@@ -62,16 +67,25 @@ impl<T: Zeroable> Drop for PerCpuArray<T> {
     }
 }
 
-/// CPU `cpu`'s copy of the per-CPU allocation `p`.
+/// CPU `cpu`'s copy of the `u64` at per-CPU address `p`, which that CPU
+/// may be changing meanwhile (`this_cpu_add`): read whole, with one
+/// aligned load, as an atomic.
 ///
 /// # Safety
 ///
-/// `p` is a per-CPU pointer into a live [`PerCpuArray<T>`] that outlives
-/// `'a`, and `cpu` a possible CPU.
-pub(crate) unsafe fn on_cpu<'a, T>(p: *mut T, cpu: u32) -> &'a T {
+/// `p` must be a per-CPU pointer to a `u64` inside a live [`PerCpuArray`]
+/// allocation (from [`PerCpuArray::as_percpu_ptr`]), and `cpu` a possible
+/// CPU.
+#[inline]
+pub(crate) unsafe fn read_on_cpu(p: *mut u64, cpu: u32) -> u64 {
     // SAFETY: `per_cpu_ptr` turns the per-CPU pointer into that CPU's copy,
-    // valid for as long as the allocation, as the caller guarantees.
-    unsafe { &*bindings::per_cpu_ptr(p.cast(), cpu as _).cast::<T>() }
+    // valid and aligned for as long as the allocation, which the caller
+    // keeps live over the call.  `AtomicU64` has the layout of `u64`, and
+    // every other access to the copy is a single instruction of its own
+    // CPU (the `this_cpu_*` functions here): an atomic load sees one value
+    // or the next, never a mix.
+    let copy = unsafe { AtomicU64::from_ptr(bindings::per_cpu_ptr(p.cast(), cpu as _).cast()) };
+    copy.load(Ordering::Relaxed)
 }
 
 /// Adds `v` to the local CPU's copy of the `u64` at per-CPU address `p`.

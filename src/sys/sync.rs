@@ -1,12 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A kernel `struct mutex` that can also be tried, and the test for the
-//! context in which trying it is allowed.
+//! Locks the 6.12 kernel crate lacks, in the shape of its own
+//! `kernel::sync::lock`: one generic [`Lock`] over the data, and a lock
+//! kind as a small [`Backend`] (the kernel crate's `Lock` cannot take ours:
+//! its state and guard constructor are private, so there is no trying).
 //!
-//! The `Mutex` of the 6.12 kernel crate has no `try_lock`, and its C mutex
-//! is private.  `show_mem` (OOM reports, SysRq-m) runs in any context and
-//! must not sleep, so it can only try the lock that guards the call-site
-//! registry, as upstream tries the code-tag module list.
+//! - [`TryMutex`], a `struct mutex` that can also be tried: `show_mem` (OOM
+//!   reports, SysRq-m) runs in any context and must not sleep, so it can
+//!   only try the lock that guards the call-site registry, as upstream
+//!   tries the code-tag module list; the kernel crate's `Mutex` has no
+//!   `try_lock` in 6.12.
+//! - [`IrqSpinLock`], a `spinlock_t` taken with interrupts off
+//!   (`spin_lock_irqsave()`): for data that allocation hooks share, which
+//!   run in any context, hardirq included; 6.12's `SpinLock` has no
+//!   irqsave form.
+//!
+//! And the test for the context in which trying a mutex is allowed.
 
 use core::{
     cell::UnsafeCell,
@@ -14,107 +23,271 @@ use core::{
     ops::{Deref, DerefMut},
 };
 use kernel::{
-    bindings, init::PinInit, pin_init, prelude::pin_data, str::CStr, sync::LockClassKey,
+    bindings,
+    ffi::{c_char, c_ulong},
+    init::PinInit,
+    pin_init,
+    prelude::pin_data,
+    str::CStr,
+    sync::LockClassKey,
     types::Opaque,
 };
 
-/// A mutex, like `kernel::sync::Mutex`, with [`TryMutex::try_lock`].
+/// A kind of lock: the C lock object and how to take and release it.
+///
+/// # Safety
+///
+/// Between a [`Backend::lock`] (or a successful [`TryBackend::try_lock`])
+/// and the [`Backend::unlock`] of its guard state, no other thread or CPU
+/// owns the lock.
+pub(crate) unsafe trait Backend {
+    /// The C lock object.
+    type State;
+    /// What the owner keeps from taking the lock to releasing it.
+    type GuardState;
+
+    /// Initialises the lock object at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is valid for writes for the call; `name` and `key` stay valid
+    /// for ever (lockdep keeps them).
+    unsafe fn init(ptr: *mut Self::State, name: *const c_char, key: *mut bindings::lock_class_key);
+
+    /// Takes the lock, waiting for it.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` was initialised by [`Backend::init`] and is still valid.
+    unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState;
+
+    /// Releases the lock.
+    ///
+    /// # Safety
+    ///
+    /// The caller owns the lock, with `state` from the call that took it.
+    unsafe fn unlock(ptr: *mut Self::State, state: &Self::GuardState);
+}
+
+/// A kind of lock that can also be tried.
+///
+/// # Safety
+///
+/// As for [`Backend`]: a `Some` from [`TryBackend::try_lock`] means the
+/// caller owns the lock.
+pub(crate) unsafe trait TryBackend: Backend {
+    /// Takes the lock if it is free; never waits.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Backend::lock`].
+    unsafe fn try_lock(ptr: *mut Self::State) -> Option<Self::GuardState>;
+}
+
+/// Data that only the owner of a lock of kind `B` may access.
+///
+/// # Invariants
+///
+/// `state` was initialised by `B::init`.
 #[pin_data]
-pub(crate) struct TryMutex<T> {
+pub(crate) struct Lock<T, B: Backend> {
     #[pin]
-    mutex: Opaque<bindings::mutex>,
+    state: Opaque<B::State>,
     data: UnsafeCell<T>,
+    /// The C lock objects may not move once initialised.
     #[pin]
     _pin: PhantomPinned,
 }
 
-// SAFETY: The data moves with the mutex; it is `Send`.
-unsafe impl<T: Send> Send for TryMutex<T> {}
-// SAFETY: The mutex serialises all access to the data, so sharing the
-// mutex only ever hands the data to one thread at a time.
-unsafe impl<T: Send> Sync for TryMutex<T> {}
+// SAFETY: The data moves with the lock; it is `Send`.
+unsafe impl<T: Send, B: Backend> Send for Lock<T, B> {}
+// SAFETY: The lock serialises all access to the data, so sharing the lock
+// only ever hands the data to one thread at a time.
+unsafe impl<T: Send, B: Backend> Sync for Lock<T, B> {}
 
-impl<T> TryMutex<T> {
-    /// A mutex holding `data`, for lockdep in class `key` named `name`.
+impl<T, B: Backend> Lock<T, B> {
+    /// A lock holding `data`, for lockdep in class `key` named `name`.
     pub(crate) fn new(
         data: T,
         name: &'static CStr,
         key: &'static LockClassKey,
     ) -> impl PinInit<Self> {
-        // `LockClassKey` is a transparent wrapper of `struct lock_class_key`.
+        // `LockClassKey` is a transparent wrapper of `struct lock_class_key`
+        // (its `as_ptr` is private to the kernel crate).
         let key = core::ptr::from_ref(key)
             .cast_mut()
             .cast::<bindings::lock_class_key>();
+        // INVARIANT: `state` is initialised by `B::init` before the lock can
+        // be used.
         pin_init!(Self {
             data: UnsafeCell::new(data),
             _pin: PhantomPinned,
             // SAFETY: `slot` is valid for the call; `name` and `key` are
             // static, as lockdep needs.
-            mutex <- Opaque::ffi_init(|slot| unsafe {
-                bindings::__mutex_init(slot, name.as_char_ptr(), key)
-            }),
+            state <- Opaque::ffi_init(|slot| unsafe { B::init(slot, name.as_char_ptr(), key) }),
         })
     }
 
-    /// Waits for the mutex (may sleep).
-    pub(crate) fn lock(&self) -> TryMutexGuard<'_, T> {
-        // SAFETY: The mutex was initialised by `new`.
-        unsafe { bindings::mutex_lock(self.mutex.get()) };
-        TryMutexGuard {
+    /// Takes the lock, waiting for it (a mutex may sleep; a spinlock spins).
+    #[inline]
+    pub(crate) fn lock(&self) -> Guard<'_, T, B> {
+        // SAFETY: `state` was initialised (type invariant).
+        let state = unsafe { B::lock(self.state.get()) };
+        // INVARIANT: The lock was just taken, with `state`.
+        Guard {
             lock: self,
+            state,
             _not_send: PhantomData,
         }
     }
+}
 
-    /// Takes the mutex if it is free; never sleeps.  Only in task context
-    /// (see [`task_context`]): a mutex must not be tried from interrupts.
-    pub(crate) fn try_lock(&self) -> Option<TryMutexGuard<'_, T>> {
-        // SAFETY: The mutex was initialised by `new`.
-        let locked = unsafe { bindings::mutex_trylock(self.mutex.get()) } != 0;
-        // `then`, not `then_some`: a guard built eagerly would be dropped,
-        // unlocking a mutex another task holds, when the trylock failed.
-        locked.then(|| TryMutexGuard {
+impl<T, B: TryBackend> Lock<T, B> {
+    /// Takes the lock if it is free; never waits.
+    #[inline]
+    pub(crate) fn try_lock(&self) -> Option<Guard<'_, T, B>> {
+        // SAFETY: `state` was initialised (type invariant).
+        let state = unsafe { B::try_lock(self.state.get()) }?;
+        // INVARIANT: The lock was just taken, with `state`.
+        Some(Guard {
             lock: self,
+            state,
             _not_send: PhantomData,
         })
     }
 }
 
-/// The mutex is held; released on drop.
-pub(crate) struct TryMutexGuard<'a, T> {
-    lock: &'a TryMutex<T>,
-    /// A mutex is released by the task that took it.
+/// The lock is held; released on drop.
+///
+/// # Invariants
+///
+/// This guard owns `lock`, taken with `state`.
+#[must_use = "the lock is released at once when the guard is unused"]
+pub(crate) struct Guard<'a, T, B: Backend> {
+    lock: &'a Lock<T, B>,
+    state: B::GuardState,
+    /// A lock is released by the task (mutex) or on the CPU, with its
+    /// interrupt state (irqsave spinlock), that took it.
     _not_send: PhantomData<*mut ()>,
 }
 
-impl<T> Deref for TryMutexGuard<'_, T> {
+impl<T, B: Backend> Deref for Guard<'_, T, B> {
     type Target = T;
 
     fn deref(&self) -> &T {
-        // SAFETY: The mutex is held, so nobody else accesses the data.
+        // SAFETY: The lock is held (type invariant), so nobody else
+        // accesses the data.
         unsafe { &*self.lock.data.get() }
     }
 }
 
-impl<T> DerefMut for TryMutexGuard<'_, T> {
+impl<T, B: Backend> DerefMut for Guard<'_, T, B> {
     fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: The mutex is held, so nobody else accesses the data.
+        // SAFETY: The lock is held (type invariant), so nobody else
+        // accesses the data.
         unsafe { &mut *self.lock.data.get() }
     }
 }
 
-impl<T> Drop for TryMutexGuard<'_, T> {
+impl<T, B: Backend> Drop for Guard<'_, T, B> {
+    #[inline]
     fn drop(&mut self) {
-        // SAFETY: This guard holds the mutex, taken by this task.
-        unsafe { bindings::mutex_unlock(self.lock.mutex.get()) };
+        // SAFETY: This guard owns the lock, taken with `self.state` (type
+        // invariant).
+        unsafe { B::unlock(self.lock.state.get(), &self.state) };
     }
 }
+
+/// A kernel `struct mutex`, waited for or tried.
+pub(crate) struct MutexBackend;
+
+// SAFETY: A `struct mutex` has one owner from `mutex_lock` or a successful
+// `mutex_trylock` to `mutex_unlock`.
+unsafe impl Backend for MutexBackend {
+    type State = bindings::mutex;
+    type GuardState = ();
+
+    unsafe fn init(ptr: *mut Self::State, name: *const c_char, key: *mut bindings::lock_class_key) {
+        // SAFETY: By the function's safety requirements.
+        unsafe { bindings::__mutex_init(ptr, name, key) }
+    }
+
+    unsafe fn lock(ptr: *mut Self::State) {
+        // SAFETY: By the function's safety requirements the mutex is
+        // initialised.
+        unsafe { bindings::mutex_lock(ptr) }
+    }
+
+    unsafe fn unlock(ptr: *mut Self::State, _state: &()) {
+        // SAFETY: By the function's safety requirements the caller owns the
+        // mutex.
+        unsafe { bindings::mutex_unlock(ptr) }
+    }
+}
+
+// SAFETY: `mutex_trylock` returns 1 only when it took the mutex.
+unsafe impl TryBackend for MutexBackend {
+    /// Only in task context (see [`task_context`]): a mutex must not be
+    /// tried from interrupts.
+    unsafe fn try_lock(ptr: *mut Self::State) -> Option<()> {
+        // SAFETY: By the function's safety requirements the mutex is
+        // initialised.
+        (unsafe { bindings::mutex_trylock(ptr) } != 0).then_some(())
+    }
+}
+
+/// A kernel `spinlock_t`, taken with this CPU's interrupts off and
+/// released restoring them (`spin_lock_irqsave()`).
+pub(crate) struct IrqSpinLockBackend;
+
+// SAFETY: A `spinlock_t` has one owner from `spin_lock_irqsave` to
+// `spin_unlock_irqrestore`.
+unsafe impl Backend for IrqSpinLockBackend {
+    type State = bindings::spinlock_t;
+    /// The interrupt flags saved when the lock was taken.
+    type GuardState = c_ulong;
+
+    unsafe fn init(ptr: *mut Self::State, name: *const c_char, key: *mut bindings::lock_class_key) {
+        // SAFETY: By the function's safety requirements.
+        unsafe { bindings::__spin_lock_init(ptr, name, key) }
+    }
+
+    unsafe fn lock(ptr: *mut Self::State) -> c_ulong {
+        // SAFETY: By the function's safety requirements the lock is
+        // initialised.
+        unsafe { bindings::spin_lock_irqsave(ptr) }
+    }
+
+    unsafe fn unlock(ptr: *mut Self::State, flags: &c_ulong) {
+        // SAFETY: By the function's safety requirements the caller owns the
+        // lock, taken on this CPU (the guard is not `Send`) with `flags`.
+        unsafe { bindings::spin_unlock_irqrestore(ptr, *flags) }
+    }
+}
+
+/// A mutex, like `kernel::sync::Mutex`, with [`Lock::try_lock`].
+pub(crate) type TryMutex<T> = Lock<T, MutexBackend>;
+
+/// A spinlock taken with interrupts off: any context.
+pub(crate) type IrqSpinLock<T> = Lock<T, IrqSpinLockBackend>;
 
 /// Declares a [`TryMutex`] initialiser with a lock class of its own.
 #[macro_export]
 macro_rules! new_try_mutex {
     ($inner:expr, $name:literal) => {
         $crate::sys::sync::TryMutex::new(
+            $inner,
+            kernel::c_str!($name),
+            kernel::static_lock_class!(),
+        )
+    };
+}
+
+/// Declares an [`IrqSpinLock`] initialiser with a lock class of its own.
+#[macro_export]
+macro_rules! new_irq_spinlock {
+    ($inner:expr, $name:literal) => {
+        $crate::sys::sync::IrqSpinLock::new(
             $inner,
             kernel::c_str!($name),
             kernel::static_lock_class!(),
@@ -129,99 +302,4 @@ macro_rules! new_try_mutex {
 pub(crate) fn task_context() -> bool {
     // SAFETY: `in_task()` only reads this CPU's preemption count.
     unsafe { bindings::in_task() }
-}
-
-/// A spinlock taken with interrupts off (`spin_lock_irqsave()`): for data
-/// that allocation hooks share, which run in any context, hardirq
-/// included.  6.12's `kernel::sync::SpinLock` has no irqsave form.
-#[pin_data]
-pub(crate) struct IrqSpinLock<T> {
-    #[pin]
-    lock: Opaque<bindings::spinlock_t>,
-    data: UnsafeCell<T>,
-    #[pin]
-    _pin: PhantomPinned,
-}
-
-// SAFETY: The data moves with the lock; it is `Send`.
-unsafe impl<T: Send> Send for IrqSpinLock<T> {}
-// SAFETY: The lock serialises all access to the data.
-unsafe impl<T: Send> Sync for IrqSpinLock<T> {}
-
-impl<T> IrqSpinLock<T> {
-    /// A lock holding `data`, for lockdep in class `key` named `name`.
-    pub(crate) fn new(
-        data: T,
-        name: &'static CStr,
-        key: &'static LockClassKey,
-    ) -> impl PinInit<Self> {
-        // `LockClassKey` is a transparent wrapper of `struct lock_class_key`.
-        let key = core::ptr::from_ref(key)
-            .cast_mut()
-            .cast::<bindings::lock_class_key>();
-        pin_init!(Self {
-            data: UnsafeCell::new(data),
-            _pin: PhantomPinned,
-            // SAFETY: `slot` is valid for the call; `name` and `key` are
-            // static, as lockdep needs.
-            lock <- Opaque::ffi_init(|slot| unsafe {
-                bindings::__spin_lock_init(slot, name.as_char_ptr(), key)
-            }),
-        })
-    }
-
-    /// Spins for the lock with interrupts off on this CPU; any context.
-    pub(crate) fn lock(&self) -> IrqSpinLockGuard<'_, T> {
-        // SAFETY: The lock was initialised by `new`.
-        let flags = unsafe { bindings::spin_lock_irqsave(self.lock.get()) };
-        IrqSpinLockGuard {
-            lock: self,
-            flags,
-            _not_send: PhantomData,
-        }
-    }
-}
-
-/// The lock is held and interrupts are off; both restored on drop.
-pub(crate) struct IrqSpinLockGuard<'a, T> {
-    lock: &'a IrqSpinLock<T>,
-    flags: kernel::ffi::c_ulong,
-    /// Released on the CPU that took it, with its interrupt state.
-    _not_send: PhantomData<*mut ()>,
-}
-
-impl<T> Deref for IrqSpinLockGuard<'_, T> {
-    type Target = T;
-
-    fn deref(&self) -> &T {
-        // SAFETY: The lock is held, so nobody else accesses the data.
-        unsafe { &*self.lock.data.get() }
-    }
-}
-
-impl<T> DerefMut for IrqSpinLockGuard<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: The lock is held, so nobody else accesses the data.
-        unsafe { &mut *self.lock.data.get() }
-    }
-}
-
-impl<T> Drop for IrqSpinLockGuard<'_, T> {
-    fn drop(&mut self) {
-        // SAFETY: This guard holds the lock, taken on this CPU with these
-        // saved flags.
-        unsafe { bindings::spin_unlock_irqrestore(self.lock.lock.get(), self.flags) };
-    }
-}
-
-/// Declares an [`IrqSpinLock`] initialiser with a lock class of its own.
-#[macro_export]
-macro_rules! new_irq_spinlock {
-    ($inner:expr, $name:literal) => {
-        $crate::sys::sync::IrqSpinLock::new(
-            $inner,
-            kernel::c_str!($name),
-            kernel::static_lock_class!(),
-        )
-    };
 }
