@@ -27,13 +27,14 @@ use kernel::{error::Result, prelude::*};
 
 use crate::counters::Totals;
 use crate::ids::{Flags, SiteId};
+use crate::profiler::Profiler;
 use crate::sys::backend::{Site, Tag};
 use crate::sys::debugfs::{DebugDir, DebugText, Text};
 use crate::sys::task::{self, COMM_LEN};
 use crate::tags::Registry;
 use crate::text::{write_figures, BStr};
 use crate::watch::{self, AgeRow, ChainRow};
-use crate::{with_profiler, Profiler};
+use crate::with_profiler;
 
 /// `/sys/kernel/debug/allocprof/` with the control file and the reports.
 pub(crate) fn files(module: &'static kernel::ThisModule) -> Result<DebugDir> {

@@ -41,10 +41,8 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{error::Result, prelude::*};
 
-use crate::ids::{plausible_slot, slot_id, SiteId};
-use crate::sys::backend::{Backend, ObjSlot, Tag, TagSection};
-use crate::sys::{mm::Pfn, param::ParamValue, printk, stack::Trace};
-use crate::{Hooks, Profiler};
+use crate::ids::SiteId;
+use crate::sys::{param::ParamValue, printk, stack::Trace};
 
 /// The `debug=` value given at load.
 static DEBUG: AtomicBool = AtomicBool::new(false);
@@ -179,78 +177,5 @@ pub(crate) fn report(r: Report) {
     }
     for &a in chain {
         printk::warn_symbol(a);
-    }
-}
-
-/// The hooks of debug mode: those of [`Hooks`], with the checks above
-/// around the allocations and frees they count.
-pub(crate) struct CheckedHooks;
-
-impl Backend for CheckedHooks {
-    type Data = Profiler;
-
-    fn section_add(p: &Profiler, section: TagSection) -> Result {
-        Hooks::section_add(p, section)
-    }
-
-    fn section_del(p: &Profiler, section: TagSection) {
-        Hooks::section_del(p, section)
-    }
-
-    /// Reports an allocation without a tag or over a live reference, then
-    /// counts as usual.
-    fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag>) {
-        if tag.is_none() {
-            report(Report::UntaggedPages { order });
-        }
-        if let Some(id) = p.pages.id_of(pfn) {
-            report(Report::PagesOverLive { id });
-        }
-        Hooks::page_alloc(p, pfn, order, tag)
-    }
-
-    fn page_free(p: &Profiler, pfn: Pfn, order: u32) {
-        Hooks::page_free(p, pfn, order)
-    }
-
-    fn page_split(p: &Profiler, pfn: Pfn, old_order: u32, new_order: u32) {
-        Hooks::page_split(p, pfn, old_order, new_order)
-    }
-
-    fn page_copy(p: &Profiler, dst: Pfn, src: Pfn, order: u32) {
-        Hooks::page_copy(p, dst, src, order)
-    }
-
-    fn page_ref(p: &Profiler, pfn: Pfn) -> u64 {
-        Hooks::page_ref(p, pfn)
-    }
-
-    fn page_ref_sub(p: &Profiler, reference: u64, nr: u32) {
-        Hooks::page_ref_sub(p, reference, nr)
-    }
-
-    /// Reports an object allocated without a tag or over a live reference
-    /// of this load, then counts as usual.
-    fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize) {
-        if tag.is_none() {
-            report(Report::UntaggedObject { size });
-        }
-        if let Some(id) = slot_id(p.generation, slot.get()) {
-            report(Report::ObjectOverLive { id });
-        }
-        Hooks::obj_alloc(p, slot, tag, size);
-    }
-
-    /// Counts as usual, then reports a slot value no registration of
-    /// allocprof wrote.
-    fn obj_free(p: &Profiler, slot: ObjSlot<'_>, size: usize) {
-        let old = p.count_obj_free(slot, size);
-        if !plausible_slot(p.generation, old) {
-            report(Report::ForeignSlot { value: old });
-        }
-    }
-
-    fn show_mem(p: &Profiler, count: u32) {
-        Hooks::show_mem(p, count)
     }
 }

@@ -21,6 +21,7 @@ use kernel::{error::Result, new_mutex, prelude::*, sync::Mutex};
 
 use crate::counters::Totals;
 use crate::ids::SiteId;
+use crate::profiler::Profiler;
 use crate::sys::backend::Site;
 use crate::sys::param::ParamValue;
 use crate::sys::procfs::{Ioctl, IoctlArg, SeqFile, SeqSource};
@@ -28,7 +29,6 @@ use crate::sys::uapi::{self, Filter, Record};
 use crate::tags::{Registry, SiteView};
 use crate::text::write_figures;
 use crate::with_profiler;
-use crate::Profiler;
 
 /// The format of `/proc/allocinfo`.
 #[derive(Clone, Copy, PartialEq, Eq)]
