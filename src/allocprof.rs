@@ -16,7 +16,7 @@ use core::{
     ptr,
     sync::atomic::{AtomicPtr, Ordering},
 };
-use kernel::{c_str, new_mutex, prelude::*, sync::Mutex};
+use kernel::{c_str, prelude::*, sync::Arc};
 
 mod control;
 mod counters;
@@ -26,6 +26,7 @@ mod page;
 mod procfs;
 mod profiler;
 mod showmem;
+mod state;
 mod sys;
 mod sysctl;
 mod tags;
@@ -34,12 +35,11 @@ mod watch;
 
 use debug::DebugParam;
 use procfs::FormatParam;
-use profiler::{CheckedHooks, Hooks, Profiler};
-use sys::backend::Registration;
+use profiler::Profiler;
+use state::Profiling;
 use sys::debugfs::DebugDir;
 use sys::procfs::ProcFile;
-use sys::sysctl::Sysctl;
-use sysctl::{MemProfilingParam, MemProfilingSysctl, Mode};
+use sysctl::{MemProfilingParam, Mode};
 
 module! {
     type: AllocProf,
@@ -53,117 +53,22 @@ module_param!(mem_profiling, MemProfilingParam, 0o444);
 module_param!(debug, DebugParam, 0o444);
 module_param!(allocinfo_format, FormatParam, 0o444);
 
-/// The profiling state, changed by the sysctl and at load and unload.
-struct Control {
-    mode: Mode,
-    /// While profiling is on or off (not `never`): the registered profiler.
-    registration: Option<Registration<Profiler>>,
-    sysctl: Option<Sysctl<MemProfilingSysctl>>,
-}
-
-/// State of the loaded module.
-#[pin_data]
-struct Shared {
-    /// Taken before the kernel's back-end locks (registering calls back
-    /// into the profiler's registry) and before the registry.
-    #[pin]
-    control: Mutex<Control>,
-}
-
-/// Set from load to unload: for the sysctl and `/proc/allocinfo`, whose
-/// callbacks get no data of their own.
-static SHARED: AtomicPtr<Shared> = AtomicPtr::new(ptr::null_mut());
-
-/// The module's shared state, from load to unload.
-fn shared() -> Option<&'static Shared> {
-    let p = SHARED.load(Ordering::Acquire);
-    // SAFETY: `SHARED` points into the pinned box of the loaded module; it is
-    // cleared before the box is freed, after every user (procfs, sysctl) is
-    // gone.
-    (!p.is_null()).then(|| unsafe { &*p })
-}
+/// Set from load to unload: for `/proc/allocinfo` and the debugfs files,
+/// whose callbacks get no data of their own.
+static SHARED: AtomicPtr<Profiling> = AtomicPtr::new(ptr::null_mut());
 
 /// Calls `f` with the registered profiler (under the control lock), if
 /// there is one.
 pub(crate) fn with_profiler<R>(f: impl FnOnce(&Profiler) -> R) -> Option<R> {
-    let control = shared()?.control.lock();
-    control.registration.as_ref().map(|r| f(r.data()))
-}
-
-/// The current profiling state (for the sysctl).
-pub(crate) fn mode() -> Mode {
-    shared().map_or(Mode::Never, |s| s.control.lock().mode)
-}
-
-/// Changes the profiling state (from the sysctl).
-pub(crate) fn set_mode(new: Mode) -> Result {
-    let shared = shared().ok_or(ENODEV)?;
-    let mut control = shared.control.lock();
-    match (control.mode, new) {
-        (Mode::Never, _) => return Err(EPERM),
-        (_, Mode::Never) => {
-            stop(&mut control);
-            if let Some(s) = &control.sysctl {
-                s.set_read_only();
-            }
-            pr_info!(
-                "profiling off for good (mem_profiling=never); reload the module to start again\n"
-            );
-        }
-        (old, on_off) => {
-            if let Some(r) = &control.registration {
-                r.enable(on_off == Mode::On);
-                // Allocations made while it was off were not counted.
-                if old == Mode::Off && on_off == Mode::On {
-                    let p = r.data();
-                    p.registry.lock().flag_all(&p.uncounted);
-                }
-            }
-        }
-    }
-    control.mode = new;
-    Ok(())
-}
-
-/// Registers a new profiler; profiling on if `on`.  It counts every
-/// allocation since boot if it adopted the kernel's boot record, else those
-/// from now on: then every call site there is now is flagged as missing
-/// allocations.
-fn start(control: &mut Control, on: bool) -> Result {
-    let profiler = Profiler::new(&THIS_MODULE)?;
-    // Debug mode (`debug=1`) registers hooks that check what they see.
-    let registration = if debug::enabled() {
-        Registration::register::<CheckedHooks>(profiler)?
-    } else {
-        Registration::register::<Hooks>(profiler)?
-    };
-    let p = registration.data();
-    if registration.adoption().is_none() || !on {
-        p.registry.lock().flag_all(&p.uncounted);
-    }
-    registration.enable(on);
-    control.registration = Some(registration);
-    Ok(())
-}
-
-/// Unregisters the profiler (waiting for running hooks) and frees it.
-fn stop(control: &mut Control) {
-    let Some(registration) = control.registration.take() else {
-        return;
-    };
-    registration.enable(false);
-    let untracked = registration.data().pages.untracked();
-    drop(registration);
-    if untracked != 0 {
-        pr_info!(
-            "{} page allocations beyond the back-reference array were not counted\n",
-            untracked
-        );
-    }
+    let p = SHARED.load(Ordering::Acquire);
+    // SAFETY: `SHARED` points into the `Arc` of the loaded module; it is
+    // cleared before the module drops it, after every user (procfs,
+    // debugfs) is gone.
+    (!p.is_null()).then(|| unsafe { &*p })?.with_profiler(f)
 }
 
 struct AllocProf {
-    shared: Pin<KBox<Shared>>,
+    profiling: Arc<Profiling>,
     proc: Option<ProcFile<procfs::AllocInfo>>,
     /// `/sys/kernel/debug/allocprof/`: control, stacks, ages.
     debugfs: Option<DebugDir>,
@@ -172,25 +77,15 @@ struct AllocProf {
 impl kernel::Module for AllocProf {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let mode = sysctl::load_mode();
-        let shared = KBox::pin_init(
-            pin_init!(Shared {
-                control <- new_mutex!(Control { mode, registration: None, sysctl: None }),
-            }),
-            GFP_KERNEL,
-        )?;
-        SHARED.store(ptr::from_ref(&*shared).cast_mut(), Ordering::Release);
+        let profiling = Profiling::new(mode, debug::enabled(), &THIS_MODULE)?;
+        SHARED.store(ptr::from_ref(&*profiling).cast_mut(), Ordering::Release);
         // From here on, `drop` undoes whatever was done.
         let mut this = AllocProf {
-            shared,
+            profiling,
             proc: None,
             debugfs: None,
         };
-        {
-            let mut control = this.shared.control.lock();
-            if mode != Mode::Never {
-                start(&mut control, mode == Mode::On)?;
-            }
-        }
+        this.profiling.start()?;
         this.proc = Some(ProcFile::new(c_str!("allocinfo"), 0o400)?);
         // Per-site control and reports; profiling works without them
         // (debugfs may be off or locked down).
@@ -201,33 +96,20 @@ impl kernel::Module for AllocProf {
                 e
             ),
         }
-        // Read-only in debug mode, as upstream's: switching profiling on
-        // and off leaves allocations without tags on purpose.
-        let sysctl_mode = if mode == Mode::Never || debug::enabled() {
-            0o444
-        } else {
-            0o644
-        };
-        let sysctl = Sysctl::register(c_str!("vm"), c_str!("mem_profiling"), sysctl_mode)?;
-        this.shared.control.lock().sysctl = Some(sysctl);
+        Profiling::add_sysctl(&this.profiling)?;
 
-        let (sites, pages, counters, adoption) = {
-            let control = this.shared.control.lock();
-            control
-                .registration
-                .as_ref()
-                .map(|r| {
-                    let p = r.data();
-                    let registry = p.registry.lock();
-                    (
-                        registry.nr_sites(),
-                        p.pages.size(),
-                        registry.counter_bytes(),
-                        r.adoption(),
-                    )
-                })
-                .unwrap_or_default()
-        };
+        let (sites, pages, counters) = this
+            .profiling
+            .with_profiler(|p| {
+                let registry = p.registry.lock();
+                (
+                    registry.nr_sites(),
+                    p.pages.size(),
+                    registry.counter_bytes(),
+                )
+            })
+            .unwrap_or_default();
+        let adoption = this.profiling.adoption();
         pr_info!(
             "loaded: mem_profiling={}, {} call sites, {} KiB of page back-references ({} bytes a page), {} bytes of counters a CPU\n",
             mode.name(),
@@ -259,13 +141,12 @@ impl kernel::Module for AllocProf {
 
 impl Drop for AllocProf {
     fn drop(&mut self) {
-        // The sysctl and /proc file go first: unregistering them waits for
-        // their running callers, some of which wait for `control`.
-        let sysctl = self.shared.control.lock().sysctl.take();
-        drop(sysctl);
+        // The sysctl and /proc file go first: removing them waits for
+        // their running callers, some of which wait for the control lock.
+        self.profiling.remove_sysctl();
         drop(self.proc.take());
         drop(self.debugfs.take());
-        stop(&mut self.shared.control.lock());
+        self.profiling.stop();
         SHARED.store(ptr::null_mut(), Ordering::Release);
         pr_info!("unloaded\n");
     }
