@@ -53,8 +53,8 @@ module_param!(mem_profiling, MemProfilingParam, 0o444);
 module_param!(debug, DebugParam, 0o444);
 module_param!(allocinfo_format, FormatParam, 0o444);
 
-/// Set from load to unload: for `/proc/allocinfo` and the debugfs files,
-/// whose callbacks get no data of their own.
+/// Set from load to unload: for the debugfs files, whose callbacks get no
+/// data of their own.
 static SHARED: AtomicPtr<Profiling> = AtomicPtr::new(ptr::null_mut());
 
 /// Calls `f` with the registered profiler (under the control lock), if
@@ -62,8 +62,8 @@ static SHARED: AtomicPtr<Profiling> = AtomicPtr::new(ptr::null_mut());
 pub(crate) fn with_profiler<R>(f: impl FnOnce(&Profiler) -> R) -> Option<R> {
     let p = SHARED.load(Ordering::Acquire);
     // SAFETY: `SHARED` points into the `Arc` of the loaded module; it is
-    // cleared before the module drops it, after every user (procfs,
-    // debugfs) is gone.
+    // cleared before the module drops it, after every user (debugfs)
+    // is gone.
     (!p.is_null()).then(|| unsafe { &*p })?.with_profiler(f)
 }
 
@@ -86,7 +86,8 @@ impl kernel::Module for AllocProf {
             debugfs: None,
         };
         this.profiling.start()?;
-        this.proc = Some(ProcFile::new(c_str!("allocinfo"), 0o400)?);
+        let allocinfo = procfs::AllocInfo::new(this.profiling.clone(), procfs::format())?;
+        this.proc = Some(ProcFile::new(c_str!("allocinfo"), 0o400, allocinfo)?);
         // Per-site control and reports; profiling works without them
         // (debugfs may be off or locked down).
         match control::files(&THIS_MODULE) {
