@@ -12,10 +12,6 @@
 //! call sites after the kernel's memory report (OOM, SysRq-m).  With
 //! `debug=1` it reports allocations it cannot count right.
 
-use core::{
-    ptr,
-    sync::atomic::{AtomicPtr, Ordering},
-};
 use kernel::{c_str, prelude::*, sync::Arc};
 
 mod control;
@@ -35,7 +31,6 @@ mod watch;
 
 use debug::DebugParam;
 use procfs::FormatParam;
-use profiler::Profiler;
 use state::Profiling;
 use sys::debugfs::DebugDir;
 use sys::procfs::ProcFile;
@@ -53,32 +48,17 @@ module_param!(mem_profiling, MemProfilingParam, 0o444);
 module_param!(debug, DebugParam, 0o444);
 module_param!(allocinfo_format, FormatParam, 0o444);
 
-/// Set from load to unload: for the debugfs files, whose callbacks get no
-/// data of their own.
-static SHARED: AtomicPtr<Profiling> = AtomicPtr::new(ptr::null_mut());
-
-/// Calls `f` with the registered profiler (under the control lock), if
-/// there is one.
-pub(crate) fn with_profiler<R>(f: impl FnOnce(&Profiler) -> R) -> Option<R> {
-    let p = SHARED.load(Ordering::Acquire);
-    // SAFETY: `SHARED` points into the `Arc` of the loaded module; it is
-    // cleared before the module drops it, after every user (debugfs)
-    // is gone.
-    (!p.is_null()).then(|| unsafe { &*p })?.with_profiler(f)
-}
-
 struct AllocProf {
     profiling: Arc<Profiling>,
     proc: Option<ProcFile<procfs::AllocInfo>>,
     /// `/sys/kernel/debug/allocprof/`: control, stacks, ages.
-    debugfs: Option<DebugDir>,
+    debugfs: Option<DebugDir<Profiling>>,
 }
 
 impl kernel::Module for AllocProf {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let mode = sysctl::load_mode();
         let profiling = Profiling::new(mode, debug::enabled(), &THIS_MODULE)?;
-        SHARED.store(ptr::from_ref(&*profiling).cast_mut(), Ordering::Release);
         // From here on, `drop` undoes whatever was done.
         let mut this = AllocProf {
             profiling,
@@ -90,7 +70,7 @@ impl kernel::Module for AllocProf {
         this.proc = Some(ProcFile::new(c_str!("allocinfo"), 0o400, allocinfo)?);
         // Per-site control and reports; profiling works without them
         // (debugfs may be off or locked down).
-        match control::files(&THIS_MODULE) {
+        match control::files(&THIS_MODULE, this.profiling.clone()) {
             Ok(dir) => this.debugfs = Some(dir),
             Err(e) => pr_warn!(
                 "no per-call-site control: /sys/kernel/debug/allocprof cannot be made ({:?})\n",
@@ -148,7 +128,6 @@ impl Drop for AllocProf {
         drop(self.proc.take());
         drop(self.debugfs.take());
         self.profiling.stop();
-        SHARED.store(ptr::null_mut(), Ordering::Release);
         pr_info!("unloaded\n");
     }
 }
