@@ -39,12 +39,14 @@
 //! profiling on and off makes allocations without tags on purpose.
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use kernel::{error::Result, prelude::*};
+use kernel::{error::Result, prelude::*, ThisModule};
 
 use crate::ids::SiteId;
 use crate::sys::{param::ParamValue, printk, stack::Trace};
 
-/// The `debug=` value given at load.
+/// The `debug=` value given at load.  A static, as C's `module_param()`
+/// storage: the kernel parses the parameter before the module's `init`
+/// runs, when no state of the module exists yet; `init` reads it once.
 static DEBUG: AtomicBool = AtomicBool::new(false);
 
 /// Whether the module was loaded with `debug=1`.
@@ -108,29 +110,49 @@ const SEEN_SLOTS: usize = 64;
 /// Return addresses that make a call chain.
 const CHAIN_DEPTH: usize = 8;
 
-#[allow(clippy::declare_interior_mutable_const)]
-const FREE: AtomicU64 = AtomicU64::new(0);
-static SEEN: [AtomicU64; SEEN_SLOTS] = [FREE; SEEN_SLOTS];
-static SUPPRESSED: AtomicBool = AtomicBool::new(false);
+/// What has been reported: the call chains, and whether reports stopped.
+/// The profiler keeps it (`Profiler::reports`): the hooks of debug mode
+/// reach it through their data, and a new load starts afresh.
+pub(crate) struct Reports {
+    /// Call chains reported so far (hashes; 0: free).
+    seen: [AtomicU64; SEEN_SLOTS],
+    /// More than `SEEN_SLOTS` call chains came: no further reports.
+    suppressed: AtomicBool,
+    /// allocprof's module, whose frames a call chain leaves out.
+    module: &'static ThisModule,
+}
 
-/// Whether `key` is new (and records it); lock-free.
-fn first_time(key: u64) -> bool {
-    let start = (key % SEEN_SLOTS as u64) as usize;
-    for i in 0..SEEN_SLOTS {
-        let slot = &SEEN[(start + i) % SEEN_SLOTS];
-        match slot.compare_exchange(0, key, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => return true,
-            Err(k) if k == key => return false,
-            Err(_) => {}
+impl Reports {
+    /// Nothing reported yet; `module` is allocprof's.
+    pub(crate) fn new(module: &'static ThisModule) -> Self {
+        #[allow(clippy::declare_interior_mutable_const)]
+        const FREE: AtomicU64 = AtomicU64::new(0);
+        Self {
+            seen: [FREE; SEEN_SLOTS],
+            suppressed: AtomicBool::new(false),
+            module,
         }
     }
-    if !SUPPRESSED.swap(true, Ordering::Relaxed) {
-        pr_warn!(
-            "debug: more than {} call chains reported, no further reports\n",
-            SEEN_SLOTS
-        );
+
+    /// Whether `key` is new (and records it); lock-free.
+    fn first_time(&self, key: u64) -> bool {
+        let start = (key % SEEN_SLOTS as u64) as usize;
+        for i in 0..SEEN_SLOTS {
+            let slot = &self.seen[(start + i) % SEEN_SLOTS];
+            match slot.compare_exchange(0, key, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(k) if k == key => return false,
+                Err(_) => {}
+            }
+        }
+        if !self.suppressed.swap(true, Ordering::Relaxed) {
+            pr_warn!(
+                "debug: more than {} call chains reported, no further reports\n",
+                SEEN_SLOTS
+            );
+        }
+        false
     }
-    false
 }
 
 /// FNV-1a of the report's kind and the call chain.
@@ -142,14 +164,16 @@ fn chain_key(kind: u64, chain: &[usize]) -> u64 {
     h | 1
 }
 
-/// Reports `r` with the call chain, once per call chain.  Cold: only
-/// called in debug mode for something wrong.  No allocation, no lock.
+/// Reports `r` with the call chain, once per call chain of `reports`.
+/// Cold: only called in debug mode for something wrong.  No allocation, no
+/// lock.  `reports` (the profiler's) comes last, as the profiler does in
+/// the cold paths of `profiler.rs`: the hooks keep their registers.
 #[cold]
 #[inline(never)]
-pub(crate) fn report(r: Report) {
-    let trace = Trace::capture(&crate::THIS_MODULE);
+pub(crate) fn report(r: Report, reports: &Reports) {
+    let trace = Trace::capture(reports.module);
     let chain = trace.entries();
-    if !first_time(chain_key(r.kind(), &chain[..chain.len().min(CHAIN_DEPTH)])) {
+    if !reports.first_time(chain_key(r.kind(), &chain[..chain.len().min(CHAIN_DEPTH)])) {
         return;
     }
     match r {

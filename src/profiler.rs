@@ -10,7 +10,7 @@
 use kernel::{prelude::*, ThisModule};
 
 use crate::counters::Counters;
-use crate::debug::{report, Report};
+use crate::debug::{report, Report, Reports};
 use crate::ids::{plausible_slot, slot_id, slot_value, Flags, SiteId};
 use crate::page::{self, PageRefs};
 use crate::showmem;
@@ -50,6 +50,8 @@ pub(crate) struct Profiler {
     /// never by an allocation.
     #[pin]
     pub(crate) registry: TryMutex<Registry>,
+    /// What debug mode ([`CheckedHooks`]) has reported.
+    reports: Reports,
 }
 
 impl Profiler {
@@ -68,6 +70,7 @@ impl Profiler {
                 uncounted,
                 watch <- watch,
                 registry <- crate::new_try_mutex!(registry, "allocprof_registry"),
+                reports: Reports::new(module),
             }),
             GFP_KERNEL,
         )
@@ -300,10 +303,10 @@ impl Backend for CheckedHooks {
     /// counts as usual.
     fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag>) {
         if tag.is_none() {
-            report(Report::UntaggedPages { order });
+            report(Report::UntaggedPages { order }, &p.reports);
         }
         if let Some(id) = p.pages.id_of(pfn) {
-            report(Report::PagesOverLive { id });
+            report(Report::PagesOverLive { id }, &p.reports);
         }
         Hooks::page_alloc(p, pfn, order, tag)
     }
@@ -332,10 +335,10 @@ impl Backend for CheckedHooks {
     /// of this load, then counts as usual.
     fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag>, size: usize) {
         if tag.is_none() {
-            report(Report::UntaggedObject { size });
+            report(Report::UntaggedObject { size }, &p.reports);
         }
         if let Some(id) = slot_id(p.generation, slot.get()) {
-            report(Report::ObjectOverLive { id });
+            report(Report::ObjectOverLive { id }, &p.reports);
         }
         Hooks::obj_alloc(p, slot, tag, size);
     }
@@ -345,7 +348,7 @@ impl Backend for CheckedHooks {
     fn obj_free(p: &Profiler, slot: ObjSlot<'_>, size: usize) {
         let old = p.count_obj_free(slot, size);
         if !plausible_slot(p.generation, old) {
-            report(Report::ForeignSlot { value: old });
+            report(Report::ForeignSlot { value: old }, &p.reports);
         }
     }
 
