@@ -23,21 +23,26 @@
 //! in the profiler's [`Watch`](crate::watch::Watch).
 
 use core::fmt::Write;
-use kernel::{error::Result, prelude::*};
+use kernel::{error::Result, prelude::*, sync::Arc};
 
 use crate::counters::Totals;
 use crate::ids::{Flags, SiteId};
+use crate::profiler::Profiler;
+use crate::state::Profiling;
 use crate::sys::backend::{Site, Tag};
 use crate::sys::debugfs::{DebugDir, DebugText, Text};
 use crate::sys::task::{self, COMM_LEN};
 use crate::tags::Registry;
 use crate::text::{write_figures, BStr};
 use crate::watch::{self, AgeRow, ChainRow};
-use crate::{with_profiler, Profiler};
 
-/// `/sys/kernel/debug/allocprof/` with the control file and the reports.
-pub(crate) fn files(module: &'static kernel::ThisModule) -> Result<DebugDir> {
-    let mut dir = DebugDir::new(kernel::c_str!("allocprof"))?;
+/// `/sys/kernel/debug/allocprof/` with the control file and the reports,
+/// of the profiler of `profiling`.
+pub(crate) fn files(
+    module: &'static kernel::ThisModule,
+    profiling: Arc<Profiling>,
+) -> Result<DebugDir<Profiling>> {
+    let mut dir = DebugDir::new(kernel::c_str!("allocprof"), profiling)?;
     dir.add::<Control>(kernel::c_str!("control"), 0o600, module)?;
     dir.add::<Stacks>(kernel::c_str!("stacks"), 0o400, module)?;
     dir.add::<Ages>(kernel::c_str!("ages"), 0o400, module)?;
@@ -327,9 +332,11 @@ impl Query<'_> {
 pub(crate) struct Control;
 
 impl DebugText for Control {
-    fn text(out: &mut Text) -> Result {
+    type Data = Profiling;
+
+    fn text(profiling: &Profiling, out: &mut Text) -> Result {
         out.write(b"# filename:lineno [module]function flags\n");
-        with_profiler(|p| {
+        profiling.with_profiler(|p| {
             p.registry.lock().for_each_tag(|_, tag: Tag<'_>| {
                 let site = tag.site();
                 out.write(site.file);
@@ -355,17 +362,19 @@ impl DebugText for Control {
         Ok(())
     }
 
-    fn write(input: &[u8]) -> Result {
+    fn write(profiling: &Profiling, input: &[u8]) -> Result {
         let queries = queries(input)?;
-        with_profiler(|p| apply(p, &queries)).unwrap_or_else(|| {
-            pr_err!("control: profiling is off for good (mem_profiling=never)\n");
-            Err(ENODEV)
-        })
+        profiling
+            .with_profiler(|p| apply(p, &queries))
+            .unwrap_or_else(|| {
+                pr_err!("control: profiling is off for good (mem_profiling=never)\n");
+                Err(ENODEV)
+            })
     }
 }
 
 /// Sets the flags of the call sites `queries` select, in order.  Both
-/// locks held here (the control mutex, `with_profiler`, and the registry's)
+/// locks held here (the control mutex, `Profiling::with_profiler`, and the registry's)
 /// are mutexes, so the loops over every call site give the CPU away after
 /// each one: a write of 64 commands with long patterns, against every call
 /// site of the kernel, neither stalls the CPU nor trips the soft-lockup
@@ -408,19 +417,22 @@ fn apply(p: &Profiler, queries: &[Query<'_>]) -> Result {
 pub(crate) struct Stacks;
 
 impl DebugText for Stacks {
-    fn text(out: &mut Text) -> Result {
+    type Data = Profiling;
+
+    fn text(profiling: &Profiling, out: &mut Text) -> Result {
         out.write(b"# allocprof stacks: live allocations of call sites with the s flag, by call chain, biggest first\n");
-        with_profiler(|p| -> Result {
-            let rows = p.watch.chains()?;
-            p.watch.stats().write(out);
-            let mut frames = KVec::from_elem(0u8, 4096, GFP_KERNEL)?;
-            let mut registry = p.registry.lock();
-            for row in rows.iter() {
-                write_chain(out, &mut registry, row, &mut frames);
-            }
-            Ok(())
-        })
-        .unwrap_or(Ok(()))
+        profiling
+            .with_profiler(|p| -> Result {
+                let rows = p.watch.chains()?;
+                p.watch.stats().write(out);
+                let mut frames = KVec::from_elem(0u8, 4096, GFP_KERNEL)?;
+                let mut registry = p.registry.lock();
+                for row in rows.iter() {
+                    write_chain(out, &mut registry, row, &mut frames);
+                }
+                Ok(())
+            })
+            .unwrap_or(Ok(()))
     }
 }
 
@@ -474,18 +486,21 @@ fn write_chain(out: &mut Text, registry: &mut Registry, row: &ChainRow, frames: 
 pub(crate) struct Ages;
 
 impl DebugText for Ages {
-    fn text(out: &mut Text) -> Result {
+    type Data = Profiling;
+
+    fn text(profiling: &Profiling, out: &mut Text) -> Result {
         out.write(b"# allocprof ages: live allocations of call sites with the a flag, by age in power-of-two buckets of seconds\n");
-        with_profiler(|p| -> Result {
-            let rows = p.watch.ages()?;
-            p.watch.stats().write(out);
-            let mut registry = p.registry.lock();
-            for row in rows.iter() {
-                write_age(out, &mut registry, row);
-            }
-            Ok(())
-        })
-        .unwrap_or(Ok(()))
+        profiling
+            .with_profiler(|p| -> Result {
+                let rows = p.watch.ages()?;
+                p.watch.stats().write(out);
+                let mut registry = p.registry.lock();
+                for row in rows.iter() {
+                    write_age(out, &mut registry, row);
+                }
+                Ok(())
+            })
+            .unwrap_or(Ok(()))
     }
 }
 

@@ -39,14 +39,14 @@
 //! profiling on and off makes allocations without tags on purpose.
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use kernel::{error::Result, prelude::*};
+use kernel::{error::Result, prelude::*, ThisModule};
 
-use crate::ids::{plausible_slot, slot_id, SiteId};
-use crate::sys::backend::{Backend, ObjSlot, Tag, TagSection};
-use crate::sys::{mm::Pfn, param::ParamValue, printk, stack::Trace};
-use crate::{Hooks, Profiler};
+use crate::ids::SiteId;
+use crate::sys::{param::ParamValue, printk, stack::Trace};
 
-/// The `debug=` value given at load.
+/// The `debug=` value given at load.  A static, as C's `module_param()`
+/// storage: the kernel parses the parameter before the module's `init`
+/// runs, when no state of the module exists yet; `init` reads it once.
 static DEBUG: AtomicBool = AtomicBool::new(false);
 
 /// Whether the module was loaded with `debug=1`.
@@ -110,29 +110,49 @@ const SEEN_SLOTS: usize = 64;
 /// Return addresses that make a call chain.
 const CHAIN_DEPTH: usize = 8;
 
-#[allow(clippy::declare_interior_mutable_const)]
-const FREE: AtomicU64 = AtomicU64::new(0);
-static SEEN: [AtomicU64; SEEN_SLOTS] = [FREE; SEEN_SLOTS];
-static SUPPRESSED: AtomicBool = AtomicBool::new(false);
+/// What has been reported: the call chains, and whether reports stopped.
+/// The profiler keeps it (`Profiler::reports`): the hooks of debug mode
+/// reach it through their data, and a new load starts afresh.
+pub(crate) struct Reports {
+    /// Call chains reported so far (hashes; 0: free).
+    seen: [AtomicU64; SEEN_SLOTS],
+    /// More than `SEEN_SLOTS` call chains came: no further reports.
+    suppressed: AtomicBool,
+    /// allocprof's module, whose frames a call chain leaves out.
+    module: &'static ThisModule,
+}
 
-/// Whether `key` is new (and records it); lock-free.
-fn first_time(key: u64) -> bool {
-    let start = (key % SEEN_SLOTS as u64) as usize;
-    for i in 0..SEEN_SLOTS {
-        let slot = &SEEN[(start + i) % SEEN_SLOTS];
-        match slot.compare_exchange(0, key, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => return true,
-            Err(k) if k == key => return false,
-            Err(_) => {}
+impl Reports {
+    /// Nothing reported yet; `module` is allocprof's.
+    pub(crate) fn new(module: &'static ThisModule) -> Self {
+        #[allow(clippy::declare_interior_mutable_const)]
+        const FREE: AtomicU64 = AtomicU64::new(0);
+        Self {
+            seen: [FREE; SEEN_SLOTS],
+            suppressed: AtomicBool::new(false),
+            module,
         }
     }
-    if !SUPPRESSED.swap(true, Ordering::Relaxed) {
-        pr_warn!(
-            "debug: more than {} call chains reported, no further reports\n",
-            SEEN_SLOTS
-        );
+
+    /// Whether `key` is new (and records it); lock-free.
+    fn first_time(&self, key: u64) -> bool {
+        let start = (key % SEEN_SLOTS as u64) as usize;
+        for i in 0..SEEN_SLOTS {
+            let slot = &self.seen[(start + i) % SEEN_SLOTS];
+            match slot.compare_exchange(0, key, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(k) if k == key => return false,
+                Err(_) => {}
+            }
+        }
+        if !self.suppressed.swap(true, Ordering::Relaxed) {
+            pr_warn!(
+                "debug: more than {} call chains reported, no further reports\n",
+                SEEN_SLOTS
+            );
+        }
+        false
     }
-    false
 }
 
 /// FNV-1a of the report's kind and the call chain.
@@ -144,14 +164,16 @@ fn chain_key(kind: u64, chain: &[usize]) -> u64 {
     h | 1
 }
 
-/// Reports `r` with the call chain, once per call chain.  Cold: only
-/// called in debug mode for something wrong.  No allocation, no lock.
+/// Reports `r` with the call chain, once per call chain of `reports`.
+/// Cold: only called in debug mode for something wrong.  No allocation, no
+/// lock.  `reports` (the profiler's) comes last, as the profiler does in
+/// the cold paths of `profiler.rs`: the hooks keep their registers.
 #[cold]
 #[inline(never)]
-pub(crate) fn report(r: Report) {
-    let trace = Trace::capture(&crate::THIS_MODULE);
+pub(crate) fn report(r: Report, reports: &Reports) {
+    let trace = Trace::capture(reports.module);
     let chain = trace.entries();
-    if !first_time(chain_key(r.kind(), &chain[..chain.len().min(CHAIN_DEPTH)])) {
+    if !reports.first_time(chain_key(r.kind(), &chain[..chain.len().min(CHAIN_DEPTH)])) {
         return;
     }
     match r {
@@ -179,78 +201,5 @@ pub(crate) fn report(r: Report) {
     }
     for &a in chain {
         printk::warn_symbol(a);
-    }
-}
-
-/// The hooks of debug mode: those of [`Hooks`], with the checks above
-/// around the allocations and frees they count.
-pub(crate) struct CheckedHooks;
-
-impl Backend for CheckedHooks {
-    type Data = Profiler;
-
-    fn section_add(p: &Profiler, section: TagSection) -> Result {
-        Hooks::section_add(p, section)
-    }
-
-    fn section_del(p: &Profiler, section: TagSection) {
-        Hooks::section_del(p, section)
-    }
-
-    /// Reports an allocation without a tag or over a live reference, then
-    /// counts as usual.
-    fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag<'_>>) {
-        if tag.is_none() {
-            report(Report::UntaggedPages { order });
-        }
-        if let Some(id) = p.pages.id_of(pfn) {
-            report(Report::PagesOverLive { id });
-        }
-        Hooks::page_alloc(p, pfn, order, tag)
-    }
-
-    fn page_free(p: &Profiler, pfn: Pfn, order: u32) {
-        Hooks::page_free(p, pfn, order)
-    }
-
-    fn page_split(p: &Profiler, pfn: Pfn, old_order: u32, new_order: u32) {
-        Hooks::page_split(p, pfn, old_order, new_order)
-    }
-
-    fn page_copy(p: &Profiler, dst: Pfn, src: Pfn, order: u32) {
-        Hooks::page_copy(p, dst, src, order)
-    }
-
-    fn page_ref(p: &Profiler, pfn: Pfn) -> u64 {
-        Hooks::page_ref(p, pfn)
-    }
-
-    fn page_ref_sub(p: &Profiler, reference: u64, nr: u32) {
-        Hooks::page_ref_sub(p, reference, nr)
-    }
-
-    /// Reports an object allocated without a tag or over a live reference
-    /// of this load, then counts as usual.
-    fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag<'_>>, size: usize) {
-        if tag.is_none() {
-            report(Report::UntaggedObject { size });
-        }
-        if let Some(id) = slot_id(p.generation, slot.get()) {
-            report(Report::ObjectOverLive { id });
-        }
-        Hooks::obj_alloc(p, slot, tag, size);
-    }
-
-    /// Counts as usual, then reports a slot value no registration of
-    /// allocprof wrote.
-    fn obj_free(p: &Profiler, slot: ObjSlot<'_>, size: usize) {
-        let old = p.count_obj_free(slot, size);
-        if !plausible_slot(p.generation, old) {
-            report(Report::ForeignSlot { value: old });
-        }
-    }
-
-    fn show_mem(p: &Profiler, count: u32) {
-        Hooks::show_mem(p, count)
     }
 }

@@ -17,18 +17,18 @@
 //! take, straight into the `seq_file` buffer: no allocation per line.
 
 use core::sync::atomic::{AtomicBool, Ordering};
-use kernel::{error::Result, new_mutex, prelude::*, sync::Mutex};
+use kernel::{error::Result, new_mutex, prelude::*, sync::Arc, sync::Mutex};
 
 use crate::counters::Totals;
 use crate::ids::SiteId;
+use crate::profiler::Profiler;
+use crate::state::Profiling;
 use crate::sys::backend::Site;
 use crate::sys::param::ParamValue;
 use crate::sys::procfs::{Ioctl, IoctlArg, SeqFile, SeqSource};
 use crate::sys::uapi::{self, Filter, Record};
 use crate::tags::{Registry, SiteView};
 use crate::text::write_figures;
-use crate::with_profiler;
-use crate::Profiler;
 
 /// The format of `/proc/allocinfo`.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -39,7 +39,10 @@ pub(crate) enum Format {
     V2,
 }
 
-/// Set by the `allocinfo_format` parameter at load.
+/// Set by the `allocinfo_format` parameter at load.  A static, as C's
+/// `module_param()` storage: the kernel parses the parameter before the
+/// module's `init` runs, when no state of the module exists yet; `init`
+/// reads it once, into the file's [`AllocInfo`].
 static FORMAT_V2: AtomicBool = AtomicBool::new(false);
 
 /// The format chosen at load.
@@ -78,8 +81,20 @@ impl ParamValue for FormatParam {
     }
 }
 
-/// The contents of `/proc/allocinfo`.
-pub(crate) struct AllocInfo;
+/// The contents of `/proc/allocinfo`: the file's data.
+pub(crate) struct AllocInfo {
+    /// Where the profiler is.
+    profiling: Arc<Profiling>,
+    /// The format chosen at load.
+    format: Format,
+}
+
+impl AllocInfo {
+    /// The file showing the profiler of `profiling` in format `format`.
+    pub(crate) fn new(profiling: Arc<Profiling>, format: Format) -> Result<Arc<Self>> {
+        Ok(Arc::new(AllocInfo { profiling, format }, GFP_KERNEL)?)
+    }
+}
 
 /// Where an open file's `GET_NEXT` goes on from.
 #[derive(Clone, Copy)]
@@ -192,7 +207,7 @@ fn first() -> Option<SiteId> {
     SiteId::new(1)
 }
 
-fn get_at(cursor: &Cursor, arg: IoctlArg<uapi::GetAtBuf>) -> Result<i64> {
+fn get_at(info: &AllocInfo, cursor: &Cursor, arg: IoctlArg<uapi::GetAtBuf>) -> Result<i64> {
     let mut b = arg.read()?;
     let f = uapi::get_at_filter(&b);
     let both = uapi::MASK_MIN_SIZE | uapi::MASK_MAX_SIZE;
@@ -206,24 +221,26 @@ fn get_at(cursor: &Cursor, arg: IoctlArg<uapi::GetAtBuf>) -> Result<i64> {
     } else {
         [0; core::mem::size_of::<uapi::FilterBuf>()]
     };
-    let found = with_profiler(|p| {
-        let mut registry = p.registry.lock();
-        // Past the end of the whole file: nothing changes.
-        if !has_records(p, &mut registry, pos) {
-            return Err(ENOENT);
-        }
-        let mut from = first();
-        let mut skip = pos;
-        while let Some((id, r)) = next_record(p, &mut registry, from, &f) {
-            if skip == 0 {
-                return Ok(Some((id, r)));
+    let found = info
+        .profiling
+        .with_profiler(|p| {
+            let mut registry = p.registry.lock();
+            // Past the end of the whole file: nothing changes.
+            if !has_records(p, &mut registry, pos) {
+                return Err(ENOENT);
             }
-            skip -= 1;
-            from = SiteId::new(id.get().checked_add(1).unwrap_or(0));
-        }
-        Ok(None)
-    })
-    .unwrap_or(Err(ENOENT))?;
+            let mut from = first();
+            let mut skip = pos;
+            while let Some((id, r)) = next_record(p, &mut registry, from, &f) {
+                if skip == 0 {
+                    return Ok(Some((id, r)));
+                }
+                skip -= 1;
+                from = SiteId::new(id.get().checked_add(1).unwrap_or(0));
+            }
+            Ok(None)
+        })
+        .unwrap_or(Err(ENOENT))?;
     let Some((id, r)) = found else {
         state.filter = filter;
         if !matches!(state.position, Position::Start) {
@@ -240,7 +257,7 @@ fn get_at(cursor: &Cursor, arg: IoctlArg<uapi::GetAtBuf>) -> Result<i64> {
     Ok(0)
 }
 
-fn get_next(cursor: &Cursor, arg: IoctlArg<uapi::TagDataBuf>) -> Result<i64> {
+fn get_next(info: &AllocInfo, cursor: &Cursor, arg: IoctlArg<uapi::TagDataBuf>) -> Result<i64> {
     let mut state = cursor.state.lock();
     let from = match state.position {
         Position::Start => first(),
@@ -249,7 +266,10 @@ fn get_next(cursor: &Cursor, arg: IoctlArg<uapi::TagDataBuf>) -> Result<i64> {
     };
     let filter_buf = uapi::with_filter(&state.filter);
     let f = uapi::get_at_filter(&filter_buf);
-    let found = with_profiler(|p| next_record(p, &mut p.registry.lock(), from, &f)).flatten();
+    let found = info
+        .profiling
+        .with_profiler(|p| next_record(p, &mut p.registry.lock(), from, &f))
+        .flatten();
     let Some((id, r)) = found else {
         state.position = Position::Start;
         return Err(ENOENT);
@@ -289,7 +309,7 @@ fn write_line(out: &mut SeqFile, totals: Totals, site: &Site<'_>, inaccurate: bo
 impl SeqSource for AllocInfo {
     type Open = Cursor;
 
-    fn open() -> Result<Pin<KBox<Cursor>>> {
+    fn open(&self) -> Result<Pin<KBox<Cursor>>> {
         KBox::pin_init(
             pin_init!(Cursor {
                 state <- new_mutex!(CursorState {
@@ -301,31 +321,36 @@ impl SeqSource for AllocInfo {
         )
     }
 
-    fn ioctl(cursor: &Cursor, cmd: Ioctl) -> Result<i64> {
+    fn ioctl(&self, cursor: &Cursor, cmd: Ioctl) -> Result<i64> {
         match cmd.cmd {
             uapi::IOC_CONTENT_ID => {
-                let id = with_profiler(|p| p.registry.lock().content_id(p.generation)).unwrap_or(0);
+                let id = self
+                    .profiling
+                    .with_profiler(|p| p.registry.lock().content_id(p.generation))
+                    .unwrap_or(0);
                 cmd.arg().write(&uapi::content_id(id))?;
                 Ok(0)
             }
-            uapi::IOC_GET_AT => get_at(cursor, cmd.arg()),
-            uapi::IOC_GET_NEXT => get_next(cursor, cmd.arg()),
+            uapi::IOC_GET_AT => get_at(self, cursor, cmd.arg()),
+            uapi::IOC_GET_NEXT => get_next(self, cursor, cmd.arg()),
             _ => Err(ENOTTY),
         }
     }
 
-    fn seek(pos: u64) -> Option<u64> {
+    fn seek(&self, pos: u64) -> Option<u64> {
         if pos == 0 {
             return Some(0);
         }
         // Past the last id: the end.
         let from = SiteId::new(u16::try_from(pos).ok()?)?;
-        with_profiler(|p| p.registry.lock().seek(from))?.map(|id| id.get().into())
+        self.profiling
+            .with_profiler(|p| p.registry.lock().seek(from))?
+            .map(|id| id.get().into())
     }
 
-    fn show(out: &mut SeqFile, item: u64) {
+    fn show(&self, out: &mut SeqFile, item: u64) {
         if item == 0 {
-            out.write(match format() {
+            out.write(match self.format {
                 Format::V1 => b"allocinfo - version: 1.0\n",
                 Format::V2 => b"allocinfo - version: 2.0\n",
             });
@@ -335,6 +360,7 @@ impl SeqSource for AllocInfo {
         let Some(id) = u16::try_from(item).ok().and_then(SiteId::new) else {
             return;
         };
-        with_profiler(|p| show_line(out, p, &mut p.registry.lock(), id, format()));
+        self.profiling
+            .with_profiler(|p| show_line(out, p, &mut p.registry.lock(), id, self.format));
     }
 }

@@ -15,22 +15,23 @@
 //! must not be tried from an interrupt).  The top sites are picked into a
 //! small array on the stack.
 
-use crate::counters::Totals;
+use crate::counters::{Counters, Totals};
 use crate::ids::SiteId;
 use crate::sys::printk::{self, SizeText};
-use crate::sys::sync::task_context;
-use crate::Profiler;
+use crate::sys::sync::{task_context, TryMutex};
+use crate::tags::Registry;
 
 /// At most this many call sites are printed (the kernel asks for 10).
 const MAX_TOP: usize = 16;
 
-/// Prints the `count` call sites with the most bytes allocated.
-pub(crate) fn show(profiler: &Profiler, count: u32) {
+/// Prints the `count` call sites of `registry` with the most bytes
+/// allocated, as `counters` counted them.
+pub(crate) fn show(registry: &TryMutex<Registry>, counters: &Counters, count: u32) {
     let count = (count as usize).min(MAX_TOP);
     if count == 0 || !task_context() {
         return;
     }
-    let Some(mut registry) = profiler.registry.try_lock() else {
+    let Some(mut registry) = registry.try_lock() else {
         return;
     };
 
@@ -40,7 +41,7 @@ pub(crate) fn show(profiler: &Profiler, count: u32) {
     let mut top: [(Option<SiteId>, Totals); MAX_TOP] = [(None, Totals::default()); MAX_TOP];
     let mut nr = 0;
     registry.for_each_id(|id, gone| {
-        let totals = profiler.counters.read(id);
+        let totals = counters.read(id);
         // As in /proc/allocinfo: an unloaded module's call site only while
         // it has memory allocated.
         if gone && totals.is_zero() {

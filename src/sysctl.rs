@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `vm.mem_profiling`: the sysctl and the `mem_profiling=` module parameter.
+//! `vm.mem_profiling`'s values, and the `mem_profiling=` module parameter;
+//! the state the sysctl shows and changes is `state.rs`'s.
 //!
 //! Values are `0`, `1` and `never`, as upstream's: `0`/`1` turn profiling
 //! off and on at run time; `never` turns it off for good (until the module
@@ -12,7 +13,7 @@
 use core::sync::atomic::{AtomicU8, Ordering};
 use kernel::{error::Result, prelude::*};
 
-use crate::sys::{param::ParamValue, sysctl::SysctlValue};
+use crate::sys::param::ParamValue;
 
 /// The profiling state.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -44,6 +45,13 @@ impl Mode {
         }
     }
 
+    /// Writes the text shown into `buf`; returns its length.
+    pub(crate) fn write(self, buf: &mut [u8; 16]) -> usize {
+        let text = self.text();
+        buf[..text.len()].copy_from_slice(text);
+        text.len()
+    }
+
     /// The value's name, for messages.
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -62,7 +70,10 @@ impl Mode {
     }
 }
 
-/// The `mem_profiling=` value given at load (default `1`).
+/// The `mem_profiling=` value given at load (default `1`).  A static, as
+/// C's `module_param()` storage: the kernel parses the parameter before
+/// the module's `init` runs, when no state of the module exists yet;
+/// `init` reads it once.
 static LOAD_MODE: AtomicU8 = AtomicU8::new(Mode::On as u8);
 
 /// The state the module is to start in.
@@ -83,25 +94,6 @@ impl ParamValue for MemProfilingParam {
     }
 
     fn get(buf: &mut [u8; 16]) -> usize {
-        copy_text(load_mode().text(), buf)
-    }
-}
-
-/// Copies `text` into `buf`; returns its length.
-fn copy_text(text: &[u8], buf: &mut [u8; 16]) -> usize {
-    buf[..text.len()].copy_from_slice(text);
-    text.len()
-}
-
-/// `/proc/sys/vm/mem_profiling`.
-pub(crate) struct MemProfilingSysctl;
-
-impl SysctlValue for MemProfilingSysctl {
-    fn show(buf: &mut [u8; 16]) -> usize {
-        copy_text(crate::mode().text(), buf)
-    }
-
-    fn store(input: &[u8]) -> Result {
-        crate::set_mode(Mode::parse(input)?)
+        load_mode().write(buf)
     }
 }

@@ -347,6 +347,15 @@ pub(crate) trait Backend: 'static {
 
 /// The registered back end's data: set by [`Registration::register`] before
 /// the kernel can call a hook, cleared after unregistering returned.
+///
+/// The one static of the module that holds state, and why: the hooks are
+/// static calls (`struct alloc_tag_backend` of the patched kernel) whose
+/// arguments are the allocation's, with no data pointer, and the kernel
+/// allows one back end at a time.  Every other
+/// user of the module's state gets it through the data pointer of its C
+/// interface (`proc_create_data()`, `debugfs_create_file()`,
+/// `ctl_table.data`); the module parameters' storage is static too, as
+/// the kernel writes it before `init` runs.
 static REGISTERED: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
 
 /// The data of the registered back end `B`, for its hooks.

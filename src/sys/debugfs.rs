@@ -11,6 +11,7 @@ use kernel::{
     error::{code::*, from_err_ptr, Error, Result},
     ffi::c_int,
     str::CStr,
+    sync::Arc,
     uaccess::UserSlice,
     ThisModule,
 };
@@ -55,22 +56,44 @@ impl core::fmt::Write for Text {
 /// The longest write a file takes at once, as dynamic debug's control file.
 pub(crate) const MAX_WRITE: usize = 4095;
 
-/// What a debugfs file shows and takes.
+/// What a debugfs file shows and takes, of the data of its directory.
 pub(crate) trait DebugText: 'static {
+    /// The data the file's callbacks get: its directory's.
+    type Data: Send + Sync + 'static;
+
     /// Writes the file's text, when it is opened for reading.
-    fn text(out: &mut Text) -> Result;
+    fn text(data: &Self::Data, out: &mut Text) -> Result;
     /// Takes a write (the whole of it, at most [`MAX_WRITE`] bytes).
-    fn write(input: &[u8]) -> Result {
-        let _ = input;
+    fn write(data: &Self::Data, input: &[u8]) -> Result {
+        let _ = (data, input);
         Err(EPERM)
     }
 }
 
+/// The data of the debugfs file whose inode is `inode`.
+///
 /// # Safety
 ///
-/// Called by debugfs with a file being opened.
+/// `inode` is the inode of a file [`DebugDir::add`] made with `F`, and
+/// this is its `open` or `write` operation.
+unsafe fn data<'a, F: DebugText>(inode: *const bindings::inode) -> &'a F::Data {
+    // SAFETY: debugfs keeps the data given to `debugfs_create_file()` in
+    // the inode's `i_private`: the `F::Data` of the `DebugDir`'s `data`
+    // (its type invariant).  debugfs runs `open` and `write` between
+    // `debugfs_file_get()` and `debugfs_file_put()` (its proxy file
+    // operations), and `debugfs_remove()` waits for those before it
+    // returns; the `DebugDir` drops its reference after that, so the data
+    // outlives the operation we are in.  (`release` may run after the
+    // removal: it does not use the data.)
+    unsafe { &*(*inode).i_private.cast::<F::Data>() }
+}
+
+/// # Safety
+///
+/// Called by debugfs with the inode of a file made with `F` and a file
+/// being opened on it.
 unsafe extern "C" fn open<F: DebugText>(
-    _inode: *mut bindings::inode,
+    inode: *mut bindings::inode,
     file: *mut bindings::file,
 ) -> c_int {
     // SAFETY: `file` is valid during open.
@@ -78,8 +101,10 @@ unsafe extern "C" fn open<F: DebugText>(
     if !readable {
         return 0;
     }
+    // SAFETY: By the function's safety requirements.
+    let data = unsafe { data::<F>(inode) };
     let mut text = Text::new();
-    let made = F::text(&mut text).and_then(|()| text.done());
+    let made = F::text(data, &mut text).and_then(|()| text.done());
     let buf = match made.and_then(|b| KBox::new(b, GFP_KERNEL).map_err(Error::from)) {
         Ok(b) => b,
         Err(e) => return e.to_errno(),
@@ -131,7 +156,7 @@ unsafe extern "C" fn read<F: DebugText>(
 ///
 /// Called by debugfs with a file `open::<F>` opened and a user buffer.
 unsafe extern "C" fn write<F: DebugText>(
-    _file: *mut bindings::file,
+    file: *mut bindings::file,
     buf: *const kernel::ffi::c_char,
     count: usize,
     _ppos: *mut bindings::loff_t,
@@ -143,42 +168,56 @@ unsafe extern "C" fn write<F: DebugText>(
     let copied = UserSlice::new(buf as usize, count)
         .reader()
         .read_all(&mut input, GFP_KERNEL);
-    match copied.and_then(|()| F::write(&input)) {
+    // SAFETY: The file is open on a file made with `F`, and this is its
+    // `write`.
+    let data = unsafe { data::<F>((*file).f_inode) };
+    match copied.and_then(|()| F::write(data, &input)) {
         Ok(()) => count as isize,
         Err(e) => e.to_errno() as isize,
     }
 }
 
-/// A directory of debugfs files; removed, with its files, on drop.
-pub(crate) struct DebugDir {
+/// A directory of debugfs files, whose callbacks get a `T`; removed, with
+/// its files, on drop, before its reference on the `T` goes.
+///
+/// # Invariants
+///
+/// Each file in `dentry` was made by [`DebugDir::add`], with a pointer to
+/// `data`'s `T` as its data.
+pub(crate) struct DebugDir<T: Send + Sync + 'static> {
     dentry: NonNull<bindings::dentry>,
     /// The operations of its files, which must outlive them.
     ops: KVec<KBox<bindings::file_operations>>,
+    /// What the files' callbacks get; dropped after `drop` removed them.
+    data: Arc<T>,
 }
 
 // SAFETY: The dentry is only used to add files and remove the directory,
 // which any thread may do; the operations are never written after they
-// are handed to debugfs.
-unsafe impl Send for DebugDir {}
-// SAFETY: No method takes `&self` and changes anything.
-unsafe impl Sync for DebugDir {}
+// are handed to debugfs; `T` is `Send + Sync`.
+unsafe impl<T: Send + Sync + 'static> Send for DebugDir<T> {}
+// SAFETY: No method takes `&self` and changes anything; `T` is `Sync`.
+unsafe impl<T: Send + Sync + 'static> Sync for DebugDir<T> {}
 
-impl DebugDir {
-    /// Creates the directory `name` at the top of debugfs.
-    pub(crate) fn new(name: &'static CStr) -> Result<Self> {
+impl<T: Send + Sync + 'static> DebugDir<T> {
+    /// Creates the directory `name` at the top of debugfs, for files that
+    /// get `data`.
+    pub(crate) fn new(name: &'static CStr, data: Arc<T>) -> Result<Self> {
         // SAFETY: `name` is a valid string; NULL is debugfs' root.
         let d = from_err_ptr(unsafe {
             bindings::debugfs_create_dir(name.as_char_ptr(), core::ptr::null_mut())
         })?;
+        // INVARIANT: No files yet.
         Ok(Self {
             dentry: NonNull::new(d).ok_or(ENOMEM)?,
             ops: KVec::new(),
+            data,
         })
     }
 
     /// Adds the file `name` with permissions `mode`, showing `F`.  The
     /// module is pinned while the file is open.
-    pub(crate) fn add<F: DebugText>(
+    pub(crate) fn add<F: DebugText<Data = T>>(
         &mut self,
         name: &'static CStr,
         mode: u16,
@@ -195,15 +234,20 @@ impl DebugDir {
         let ops = KBox::new(ops, GFP_KERNEL)?;
         // Room first: once the file exists, its operations must be kept.
         self.ops.reserve(1, GFP_KERNEL)?;
+        let data = core::ptr::from_ref::<T>(&self.data)
+            .cast_mut()
+            .cast::<c_void>();
         // SAFETY: `name` is static; the operations live in `self.ops` until
         // after the directory and its files are removed (drop), and the
-        // module owning them is pinned while a file is open.
+        // module owning them is pinned while a file is open; `data` points
+        // to the `T` that `self.data` holds until then too.
+        // INVARIANT: The file's data is `self.data`'s `T`.
         let f = from_err_ptr(unsafe {
             bindings::debugfs_create_file(
                 name.as_char_ptr(),
                 mode,
                 self.dentry.as_ptr(),
-                core::ptr::null_mut(),
+                data,
                 &*ops,
             )
         })?;
@@ -212,10 +256,11 @@ impl DebugDir {
     }
 }
 
-impl Drop for DebugDir {
+impl<T: Send + Sync + 'static> Drop for DebugDir<T> {
     fn drop(&mut self) {
         // SAFETY: We created the directory; removing it removes its files
-        // and waits for the operations running in them.
+        // and waits for the operations running in them, so no callback uses
+        // `self.data` (dropped after this) any more.
         unsafe { bindings::debugfs_remove(self.dentry.as_ptr()) };
     }
 }

@@ -8,9 +8,8 @@
 //! can be tried, an irq-safe spinlock, call chains and the stack depot, the
 //! current task and the clock, and kernel log lines.  Above it, `unsafe` is left
 //! only where a contract of these wrappers must be kept by the caller:
-//! per-CPU addresses (`counters.rs`), the PFN array's elements (`page.rs`),
-//! the lifetime of a section's tags (`tags.rs`) and of the module's shared
-//! state (`allocprof.rs`), each with its `SAFETY` comment.
+//! per-CPU addresses (`counters.rs`, `watch.rs`) and the lifetime of a
+//! section's tags (`tags.rs`), each with its `SAFETY` comment.
 
 pub(crate) mod backend;
 pub(crate) mod debugfs;

@@ -16,6 +16,7 @@ use kernel::{
     error::{code::ENOMEM, Error, Result},
     ffi::{c_int, c_long, c_uint, c_ulong},
     str::CStr,
+    sync::Arc,
     uaccess::UserSlice,
 };
 
@@ -104,22 +105,53 @@ impl Ioctl {
 }
 
 /// What a `/proc` file shows: a sequence of items with sparse positions.
+/// The file's data: its callbacks get it through the entry's data pointer
+/// (`proc_create_data()`, `pde_data()`).
 ///
 /// Items are found by position, so a reader that comes back after its
 /// buffer filled up, or after the items changed, continues where it was.
-pub(crate) trait SeqSource {
+pub(crate) trait SeqSource: Send + Sync + 'static {
     /// What each open file keeps for its `ioctl()` commands.
     type Open: Send + Sync;
 
     /// The first item at or after position `pos`, if there is one.
-    fn seek(pos: u64) -> Option<u64>;
+    fn seek(&self, pos: u64) -> Option<u64>;
     /// Writes item `item` (a value `seek` returned).
-    fn show(out: &mut SeqFile, item: u64);
+    fn show(&self, out: &mut SeqFile, item: u64);
     /// The state of a newly opened file.
-    fn open() -> Result<Pin<KBox<Self::Open>>>;
+    fn open(&self) -> Result<Pin<KBox<Self::Open>>>;
     /// Runs `ioctl()` command `cmd` on an open file; returns the value for
     /// user space.  `ENOTTY` for a command it does not know.
-    fn ioctl(open: &Self::Open, cmd: Ioctl) -> Result<i64>;
+    fn ioctl(&self, open: &Self::Open, cmd: Ioctl) -> Result<i64>;
+}
+
+/// The source of the `/proc` file whose inode is `inode`.
+///
+/// # Safety
+///
+/// `inode` is the inode of a [`ProcFile<S>`]'s entry, in one of the
+/// entry's operations.
+unsafe fn source<'a, S: SeqSource>(inode: *const bindings::inode) -> &'a S {
+    // SAFETY: `pde_data()` is the inode's `i_private`: the data given to
+    // `proc_create_data()`, the `S` the `ProcFile` holds a reference on
+    // (its type invariant).  The `ProcFile` drops that reference only after
+    // `proc_remove()` returned, which waits for the callers inside the
+    // entry's operations and releases its open files, so the `S` outlives
+    // the operation we are in.
+    unsafe { &*(*inode).i_private.cast::<S>() }
+}
+
+/// The source of the `/proc` file a `seq_file` callback reads.
+///
+/// # Safety
+///
+/// `m` is the `seq_file` of a file of a [`ProcFile<S>`], in one of its
+/// `seq_operations`.
+unsafe fn seq_source<'a, S: SeqSource>(m: *const bindings::seq_file) -> &'a S {
+    // SAFETY: `seq_open()` set `m->file` to the open file, whose inode is
+    // the entry's; a `seq_file` callback runs inside the entry's
+    // `proc_read_iter`.
+    unsafe { source::<S>((*(*m).file).f_inode) }
 }
 
 /// `seq_file` tokens are non-NULL pointers: item `i` is `i + 1`.
@@ -129,34 +161,45 @@ fn token(item: Option<u64>) -> *mut c_void {
 
 /// # Safety
 ///
-/// Called by `seq_file` with a valid position pointer.
+/// Called by `seq_file` for a file of a `ProcFile<S>` with a valid
+/// position pointer.
 unsafe extern "C" fn seq_start<S: SeqSource>(
-    _m: *mut bindings::seq_file,
+    m: *mut bindings::seq_file,
     pos: *mut bindings::loff_t,
 ) -> *mut c_void {
+    // SAFETY: By the function's safety requirements.
+    let source = unsafe { seq_source::<S>(m) };
     // SAFETY: `pos` is valid for the call.
-    token(S::seek(unsafe { *pos } as u64))
+    token(source.seek(unsafe { *pos } as u64))
 }
 
 /// # Safety
 ///
-/// Called by `seq_file` with a token from `seq_start`/`seq_next` and a
-/// valid position pointer.
+/// Called by `seq_file` for a file of a `ProcFile<S>` with a token from
+/// `seq_start`/`seq_next` and a valid position pointer.
 unsafe extern "C" fn seq_next<S: SeqSource>(
-    _m: *mut bindings::seq_file,
+    m: *mut bindings::seq_file,
     v: *mut c_void,
     pos: *mut bindings::loff_t,
 ) -> *mut c_void {
+    // SAFETY: By the function's safety requirements.
+    let source = unsafe { seq_source::<S>(m) };
     let next = v as usize as u64;
     // SAFETY: `pos` is valid for the call.
     unsafe { *pos = next as bindings::loff_t };
-    token(S::seek(next))
+    token(source.seek(next))
 }
 
 extern "C" fn seq_stop(_m: *mut bindings::seq_file, _v: *mut c_void) {}
 
-extern "C" fn seq_show<S: SeqSource>(m: *mut bindings::seq_file, v: *mut c_void) -> c_int {
-    S::show(&mut SeqFile(m), v as usize as u64 - 1);
+/// # Safety
+///
+/// Called by `seq_file` for a file of a `ProcFile<S>` with a token from
+/// `seq_start`/`seq_next`.
+unsafe extern "C" fn seq_show<S: SeqSource>(m: *mut bindings::seq_file, v: *mut c_void) -> c_int {
+    // SAFETY: By the function's safety requirements.
+    let source = unsafe { seq_source::<S>(m) };
+    source.show(&mut SeqFile(m), v as usize as u64 - 1);
     0
 }
 
@@ -178,12 +221,15 @@ unsafe fn open_state<'a, S: SeqSource>(file: *mut bindings::file) -> &'a S::Open
 
 /// # Safety
 ///
-/// Called by procfs with a valid inode and file.
+/// Called by procfs with the inode of a `ProcFile<S>` and a file being
+/// opened on it.
 unsafe extern "C" fn proc_open<S: SeqSource>(
-    _inode: *mut bindings::inode,
+    inode: *mut bindings::inode,
     file: *mut bindings::file,
 ) -> c_int {
-    let state = match S::open() {
+    // SAFETY: By the function's safety requirements.
+    let source = unsafe { source::<S>(inode) };
+    let state = match source.open() {
         Ok(state) => state,
         Err(e) => return e.to_errno(),
     };
@@ -233,7 +279,10 @@ unsafe extern "C" fn proc_ioctl<S: SeqSource>(
 ) -> c_long {
     // SAFETY: By the function's safety requirement.
     let open = unsafe { open_state::<S>(file) };
-    match S::ioctl(open, Ioctl { cmd, arg }) {
+    // SAFETY: The file is open on a `ProcFile<S>`'s entry, and this is one
+    // of the entry's operations.
+    let source = unsafe { source::<S>((*file).f_inode) };
+    match source.ioctl(open, Ioctl { cmd, arg }) {
         Ok(v) => v as c_long,
         Err(e) => Error::to_errno(e) as c_long,
     }
@@ -264,33 +313,49 @@ impl<S: SeqSource> Table<S> {
     };
 }
 
-/// A file in `/proc` showing `S`; removed on drop, after running readers.
+/// A file in `/proc` showing an `S`; removed on drop, after running
+/// readers, before its reference on the `S` goes.
+///
+/// # Invariants
+///
+/// `entry` is in `/proc`, made with `Table::<S>::PROC_OPS` and, as its
+/// data, a pointer to `_source`'s `S`.
 pub(crate) struct ProcFile<S: SeqSource> {
     entry: NonNull<bindings::proc_dir_entry>,
-    _s: PhantomData<S>,
+    /// What the file's operations get; dropped after `drop` removed the
+    /// entry.
+    _source: Arc<S>,
 }
 
-// SAFETY: The entry is only used to remove it, which any thread may do.
+// SAFETY: The entry is only used to remove it, which any thread may do;
+// `S` is `Send + Sync`.
 unsafe impl<S: SeqSource> Send for ProcFile<S> {}
-// SAFETY: No method takes `&self`.
+// SAFETY: No method takes `&self`; `S` is `Sync`.
 unsafe impl<S: SeqSource> Sync for ProcFile<S> {}
 
-impl<S: SeqSource + 'static> ProcFile<S> {
-    /// Creates `/proc/<name>` with permissions `mode`.
-    pub(crate) fn new(name: &'static CStr, mode: u16) -> Result<Self> {
+impl<S: SeqSource> ProcFile<S> {
+    /// Creates `/proc/<name>` with permissions `mode`, showing `source`.
+    pub(crate) fn new(name: &'static CStr, mode: u16, source: Arc<S>) -> Result<Self> {
+        let data = core::ptr::from_ref::<S>(&source)
+            .cast_mut()
+            .cast::<c_void>();
         // SAFETY: `name` and the promoted `PROC_OPS` live for the whole
-        // program; a NULL parent means the top of `/proc`.
+        // program; a NULL parent means the top of `/proc`; `data` points to
+        // the `S` that `source`, kept in the result, holds until the entry
+        // is removed (`drop`).
         let entry = unsafe {
-            bindings::proc_create(
+            bindings::proc_create_data(
                 name.as_char_ptr(),
                 mode,
                 core::ptr::null_mut(),
                 &Table::<S>::PROC_OPS,
+                data,
             )
         };
+        // INVARIANT: Made with `PROC_OPS` and `source`'s `S` as its data.
         Ok(Self {
             entry: NonNull::new(entry).ok_or(ENOMEM)?,
-            _s: PhantomData,
+            _source: source,
         })
     }
 }
@@ -298,7 +363,8 @@ impl<S: SeqSource + 'static> ProcFile<S> {
 impl<S: SeqSource> Drop for ProcFile<S> {
     fn drop(&mut self) {
         // SAFETY: We created the entry; `proc_remove` waits for the callers
-        // inside its operations to leave.
+        // inside its operations to leave and releases its open files, so
+        // no operation uses `self._source` (dropped after this) any more.
         unsafe { bindings::proc_remove(self.entry.as_ptr()) };
     }
 }

@@ -2,7 +2,7 @@
 
 //! One sysctl file, e.g. `/proc/sys/vm/mem_profiling`.
 
-use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
+use core::{ffi::c_void, ptr::NonNull};
 use kernel::{
     alloc::{flags::GFP_KERNEL, KBox},
     bindings,
@@ -10,26 +10,28 @@ use kernel::{
     error::Result,
     ffi::c_int,
     str::CStr,
+    sync::Arc,
 };
 
-/// The text a sysctl file shows and the writes it accepts.
-pub(crate) trait SysctlValue {
+/// The state a sysctl file shows and changes: the file's data, which its
+/// handler gets through `ctl_table.data`.
+pub(crate) trait SysctlValue: Send + Sync + 'static {
     /// Writes the current value (with its newline) into `buf`; returns the
     /// number of bytes.
-    fn show(buf: &mut [u8; 16]) -> usize;
+    fn show(&self, buf: &mut [u8; 16]) -> usize;
     /// Takes a whole write from a writer with `CAP_SYS_ADMIN` (the
     /// handler refuses the others with `EPERM`, as upstream's
     /// `vm.mem_profiling` does); an error is returned to the writer
     /// unchanged.
-    fn store(input: &[u8]) -> Result;
+    fn store(&self, input: &[u8]) -> Result;
 }
 
 /// # Safety
 ///
-/// Called by the sysctl core with a kernel buffer of `*lenp` bytes and
-/// valid length and position pointers.
+/// Called by the sysctl core with the table of a [`Sysctl<V>`], a kernel
+/// buffer of `*lenp` bytes and valid length and position pointers.
 unsafe extern "C" fn handler<V: SysctlValue>(
-    _table: *const bindings::ctl_table,
+    table: *const bindings::ctl_table,
     write: c_int,
     buffer: *mut c_void,
     lenp: *mut usize,
@@ -37,6 +39,11 @@ unsafe extern "C" fn handler<V: SysctlValue>(
 ) -> c_int {
     // SAFETY: Valid for the call, as the sysctl core guarantees.
     let (len, pos) = unsafe { (&mut *lenp, &mut *ppos) };
+    // SAFETY: `table` is the table of a `Sysctl<V>`, whose `data` points to
+    // the `V` the `Sysctl` holds a reference on (type invariant); the
+    // `Sysctl` unregisters the table, which waits for running handlers,
+    // before it drops that reference, so the `V` outlives this call.
+    let value = unsafe { &*(*table).data.cast::<V>() };
     if write != 0 {
         // As upstream's `proc_do_static_key()`: the file's mode lets root
         // write, the capability decides; without it nothing changes.
@@ -51,7 +58,7 @@ unsafe extern "C" fn handler<V: SysctlValue>(
         // SAFETY: The sysctl core copied the write into `buffer`, `*len`
         // bytes long.
         let input = unsafe { core::slice::from_raw_parts(buffer.cast::<u8>(), *len) };
-        return match V::store(input) {
+        return match value.store(input) {
             Ok(()) => {
                 *pos += *len as bindings::loff_t;
                 0
@@ -60,7 +67,7 @@ unsafe extern "C" fn handler<V: SysctlValue>(
         };
     }
     let mut text = [0u8; 16];
-    let n = V::show(&mut text);
+    let n = value.show(&mut text);
     let off = (*pos as usize).min(n);
     let count = (*len).min(n - off);
     // SAFETY: `buffer` has room for `*len` bytes and `count <= *len`.
@@ -70,28 +77,43 @@ unsafe extern "C" fn handler<V: SysctlValue>(
     0
 }
 
-/// A registered sysctl file; unregistered on drop.
+/// A registered sysctl file showing and changing a `V`; unregistered on
+/// drop, before its reference on the `V` goes.
+///
+/// # Invariants
+///
+/// `table` is registered (`header`), and its `data` points to `_value`'s
+/// `V`.
 pub(crate) struct Sysctl<V: SysctlValue> {
     header: NonNull<bindings::ctl_table_header>,
     /// The table the sysctl core keeps using while registered: a leaked
     /// `KBox`, taken back in `drop`.
     table: NonNull<bindings::ctl_table>,
-    _v: PhantomData<V>,
+    /// What the handler gets; dropped after `drop` unregistered the table.
+    _value: Arc<V>,
 }
 
 // SAFETY: The header and table are only used to change the mode and to
-// unregister, which any thread may do.
+// unregister, which any thread may do; `V` is `Send + Sync`.
 unsafe impl<V: SysctlValue> Send for Sysctl<V> {}
 // SAFETY: `set_read_only` is a single store the sysctl core reads racily by
-// design (it rechecks the mode on every open).
+// design (it rechecks the mode on every open); `V` is `Sync`.
 unsafe impl<V: SysctlValue> Sync for Sysctl<V> {}
 
 impl<V: SysctlValue + 'static> Sysctl<V> {
-    /// Registers `/proc/sys/<dir>/<name>` with permissions `mode`.
-    pub(crate) fn register(dir: &'static CStr, name: &'static CStr, mode: u16) -> Result<Self> {
+    /// Registers `/proc/sys/<dir>/<name>` with permissions `mode`, showing
+    /// and changing `value`.
+    pub(crate) fn register(
+        dir: &'static CStr,
+        name: &'static CStr,
+        mode: u16,
+        value: Arc<V>,
+    ) -> Result<Self> {
         let table = KBox::new(
             bindings::ctl_table {
                 procname: name.as_char_ptr(),
+                // The handler's `V`, which `value` keeps alive.
+                data: core::ptr::from_ref::<V>(&value).cast_mut().cast::<c_void>(),
                 mode,
                 proc_handler: Some(handler::<V>),
                 // SAFETY: All-zero is a valid rest of a `ctl_table`.
@@ -108,10 +130,11 @@ impl<V: SysctlValue + 'static> Sysctl<V> {
             drop(unsafe { KBox::from_raw(table.as_ptr()) });
             return Err(ENOMEM);
         };
+        // INVARIANT: Registered, with `data` pointing to `value`'s `V`.
         Ok(Self {
             header,
             table,
-            _v: PhantomData,
+            _value: value,
         })
     }
 
@@ -134,5 +157,6 @@ impl<V: SysctlValue> Drop for Sysctl<V> {
         // SAFETY: The table was leaked from a `KBox` in `register` and the
         // sysctl core no longer uses it.
         drop(unsafe { KBox::from_raw(self.table.as_ptr()) });
+        // `self._value` goes after this: no handler runs any more.
     }
 }

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The profiler of one registration of the back end and the hooks the
+//! kernel calls with it, in call order, top to bottom: the hooks
+//! ([`Hooks`]), the counting they call (`count_*`), the cold paths the
+//! counting leaves for (flags other than the default, watched
+//! allocations), and the hooks of debug mode ([`CheckedHooks`]), which
+//! run their checks around the same counting.
+
+use kernel::{prelude::*, ThisModule};
+
+use crate::counters::Counters;
+use crate::debug::{report, Report, Reports};
+use crate::ids::{plausible_slot, slot_id, slot_value, Flags, SiteId};
+use crate::page::{self, PageRefs};
+use crate::showmem;
+use crate::sys::{
+    self,
+    backend::{new_generation, Backend, ObjSlot, Tag, TagSection},
+    mm::{max_pfn, Pfn},
+    sync::TryMutex,
+};
+use crate::tags::{Registry, Uncounted};
+use crate::watch::{Watch, WatchId};
+
+/// The profiler of one registration of the back end: made before it
+/// registers, freed after it unregistered (by its [`Registration`]).
+///
+/// # Invariants
+///
+/// `generation` is neither 0 (no slot value has it) nor `u32::MAX` (the
+/// kernel's boot record writes it), so the hot paths only compare it.
+#[pin_data]
+pub(crate) struct Profiler {
+    /// The registration's generation, for object slots and page references
+    /// (`ids.rs`): taken before registering, as the hooks may run inside
+    /// `register` already (adopting the kernel's boot record).
+    pub(crate) generation: u32,
+    /// Where each id's counters are; dropped before `registry`, which owns
+    /// the counters it points to.
+    pub(crate) counters: Counters,
+    pub(crate) pages: PageRefs,
+    /// The call sites whose figures miss allocations.
+    pub(crate) uncounted: Uncounted,
+    /// The allocations of call sites with `s` or `a` (`control.rs`).
+    #[pin]
+    pub(crate) watch: Watch,
+    /// The code-tag sections: taken by section callbacks (under the kernel's
+    /// code-tag lock) and by `/proc/allocinfo` readers, tried by `show_mem`;
+    /// never by an allocation.
+    #[pin]
+    pub(crate) registry: TryMutex<Registry>,
+    /// What debug mode ([`CheckedHooks`]) has reported.
+    reports: Reports,
+}
+
+impl Profiler {
+    /// A profiler with no call sites yet and every page without a reference;
+    /// `module` is allocprof's.
+    pub(crate) fn new(module: &'static ThisModule) -> Result<Pin<KBox<Self>>> {
+        let pages = PageRefs::new(max_pfn())?;
+        let registry = Registry::new()?;
+        let uncounted = Uncounted::new()?;
+        let watch = Watch::new(module)?;
+        KBox::pin_init(
+            pin_init!(Profiler {
+                generation: profiler_generation(),
+                counters: Counters::new(),
+                pages,
+                uncounted,
+                watch <- watch,
+                registry <- crate::new_try_mutex!(registry, "allocprof_registry"),
+                reports: Reports::new(module),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    #[inline(always)]
+    pub(crate) fn generation(&self) -> u32 {
+        self.generation
+    }
+}
+
+/// A generation for a new profiler: the kernel's next, skipping 0 and
+/// `u32::MAX` when its counter passes them (after 2^32 registrations).
+fn profiler_generation() -> u32 {
+    loop {
+        let g = new_generation();
+        if g != 0 && g != u32::MAX {
+            // INVARIANT: Neither 0 nor `u32::MAX`.
+            return g;
+        }
+    }
+}
+
+/// The hooks the kernel calls.  The hot ones read top to bottom: each
+/// calls the `count_*` function of [`Profiler`] below it, a store into the
+/// page's or object's slot (`page.rs`, `ids.rs` for the encoding) and two
+/// per-CPU adds (`counters.rs`).  Debug mode registers [`CheckedHooks`]
+/// (at the end of the file) instead, so these test no flag.
+pub(crate) struct Hooks;
+
+impl Backend for Hooks {
+    type Data = Profiler;
+
+    fn section_add(p: &Profiler, section: TagSection) -> Result {
+        p.registry.lock().add(section, &p.counters, &p.uncounted)
+    }
+
+    fn section_del(p: &Profiler, section: TagSection) {
+        p.registry.lock().remove(section, &p.counters, &p.uncounted)
+    }
+
+    fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag<'_>>) {
+        let Some(tag) = tag else {
+            return;
+        };
+        match SiteId::plain(tag.word()) {
+            Some(id) => p.count_page_alloc(pfn, order, id),
+            None => Profiler::count_page_alloc_controlled(pfn, order, tag, p),
+        }
+    }
+
+    fn page_free(p: &Profiler, pfn: Pfn, order: u32) {
+        if let Some(id) = p.pages.take(pfn) {
+            p.sub_call(id, page::bytes(order));
+        }
+    }
+
+    fn page_split(p: &Profiler, pfn: Pfn, old_order: u32, new_order: u32) {
+        if let Some((id, calls)) = p.pages.split(pfn, old_order, new_order) {
+            p.add(id, 0, calls);
+        }
+    }
+
+    fn page_copy(p: &Profiler, dst: Pfn, src: Pfn, order: u32) {
+        if let Some(old) = p.pages.copy(dst, src) {
+            p.sub_call(old, page::bytes(order));
+        }
+    }
+
+    fn page_ref(p: &Profiler, pfn: Pfn) -> u64 {
+        p.pages.reference(p.generation(), pfn)
+    }
+
+    fn page_ref_sub(p: &Profiler, reference: u64, nr: u32) {
+        // The reference `page_ref` read: the id of the allocation, if
+        // this registration made it.
+        if let Some(id) = slot_id(p.generation(), reference) {
+            p.add(id, (u64::from(nr) * sys::mm::PAGE_SIZE).wrapping_neg(), 0);
+        }
+    }
+
+    fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag<'_>>, size: usize) {
+        match SiteId::plain(tag.map_or(0, Tag::word)) {
+            Some(id) => p.count_obj_alloc(slot, id, size),
+            None => Profiler::count_obj_alloc_controlled(slot, tag, size, p),
+        }
+    }
+
+    fn obj_free(p: &Profiler, slot: ObjSlot<'_>, size: usize) {
+        p.count_obj_free(slot, size);
+    }
+
+    fn show_mem(p: &Profiler, count: u32) {
+        showmem::show(&p.registry, &p.counters, count)
+    }
+}
+
+impl Profiler {
+    // The counting, for the hooks above and their debug variants.  The
+    // hot functions handle a call site with the default flags; a tag word
+    // with other flags, and a watch id where a call site's id would be,
+    // take the cold functions after them.
+
+    /// `2^order` pages at `pfn` were allocated for call site `id`.
+    #[inline(always)]
+    fn count_page_alloc(&self, pfn: Pfn, order: u32, id: SiteId) {
+        if self.pages.set(pfn, id) {
+            self.counters.add_call(id, page::bytes(order));
+        } else {
+            self.uncounted.set(id);
+        }
+    }
+
+    /// An object of `size` bytes was allocated with slot `slot` for `id`.
+    #[inline(always)]
+    fn count_obj_alloc(&self, slot: ObjSlot<'_>, id: SiteId, size: usize) {
+        slot.set(slot_value(self.generation(), id));
+        self.counters.add_call(id, size as u64);
+    }
+
+    /// An object of `size` bytes with slot `slot` is freed: subtracted if
+    /// this registration counted it.  Returns the slot's value.
+    #[inline(always)]
+    fn count_obj_free(&self, slot: ObjSlot<'_>, size: usize) -> u64 {
+        let v = slot.take();
+        if let Some(id) = slot_id(self.generation(), v) {
+            self.sub_call(id, size as u64);
+        }
+        v
+    }
+
+    /// One allocation of `bytes` less for `id` (a call site or a watch id).
+    #[inline(always)]
+    fn sub_call(&self, id: SiteId, bytes: u64) {
+        if !self.counters.sub_call(id, bytes) {
+            Profiler::sub_watched(bytes, id, self);
+        }
+    }
+
+    /// Adds `bytes` and `calls` (two's complement to subtract) to `id` (a
+    /// call site or a watch id).
+    fn add(&self, id: SiteId, bytes: u64, calls: u64) {
+        if !self.counters.add(id, bytes, calls) {
+            self.count_watched(id, bytes, calls);
+        }
+    }
+
+    /// [`Profiler::sub_call`] for an id without counters.  The profiler
+    /// comes last, as in the other cold paths (below), which keeps the
+    /// frees' registers as they are on the way here.
+    #[cold]
+    #[inline(never)]
+    fn sub_watched(bytes: u64, id: SiteId, p: &Profiler) {
+        p.count_watched(id, bytes.wrapping_neg(), u64::MAX);
+    }
+
+    /// `id` has no counters: if it is a watch id, the change is its
+    /// watched allocation's, and its call site's.
+    #[cold]
+    #[inline(never)]
+    fn count_watched(&self, id: SiteId, bytes: u64, calls: u64) {
+        let site = WatchId::of(id).and_then(|w| self.watch.adjust(w, bytes, calls));
+        if let Some(site) = site {
+            self.counters.add(site, bytes, calls);
+        }
+    }
+
+    /// Pages allocated at a call site whose tag's word has flags other than
+    /// the default, or no id: counted and watched as the flags say.  The
+    /// cold paths take the hook's arguments in the hook's order, the
+    /// profiler last, so that reaching them costs the hot path no move.
+    #[cold]
+    #[inline(never)]
+    fn count_page_alloc_controlled(pfn: Pfn, order: u32, tag: Tag<'_>, p: &Profiler) {
+        let Some((site, flags)) = SiteId::controlled(tag.word()) else {
+            return;
+        };
+        if !flags.contains(Flags::PROFILE) {
+            return;
+        }
+        if !p.pages.set(pfn, site) {
+            p.uncounted.set(site);
+            return;
+        }
+        let bytes = page::bytes(order);
+        if let Some(w) = p.watch.start(site, flags, bytes) {
+            p.pages.set(pfn, w.as_site_id());
+        }
+        p.counters.add_call(site, bytes);
+    }
+
+    /// An object allocated at a call site whose tag's word has flags other
+    /// than the default, or without a call site: counted and watched as
+    /// the flags say; its slot is cleared if it is not counted.
+    #[cold]
+    #[inline(never)]
+    fn count_obj_alloc_controlled(
+        slot: ObjSlot<'_>,
+        tag: Option<Tag<'_>>,
+        size: usize,
+        p: &Profiler,
+    ) {
+        let site = tag
+            .and_then(|t| SiteId::controlled(t.word()))
+            .filter(|(_, f)| f.contains(Flags::PROFILE));
+        let Some((site, flags)) = site else {
+            slot.set(0);
+            return;
+        };
+        let id = p
+            .watch
+            .start(site, flags, size as u64)
+            .map_or(site, WatchId::as_site_id);
+        slot.set(slot_value(p.generation(), id));
+        p.counters.add_call(site, size as u64);
+    }
+}
+
+/// The hooks of debug mode (`debug=1`): those of [`Hooks`], with the
+/// checks of `debug.rs` around the allocations and frees they count.
+pub(crate) struct CheckedHooks;
+
+impl Backend for CheckedHooks {
+    type Data = Profiler;
+
+    fn section_add(p: &Profiler, section: TagSection) -> Result {
+        Hooks::section_add(p, section)
+    }
+
+    fn section_del(p: &Profiler, section: TagSection) {
+        Hooks::section_del(p, section)
+    }
+
+    /// Reports an allocation without a tag or over a live reference, then
+    /// counts as usual.
+    fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag<'_>>) {
+        if tag.is_none() {
+            report(Report::UntaggedPages { order }, &p.reports);
+        }
+        if let Some(id) = p.pages.id_of(pfn) {
+            report(Report::PagesOverLive { id }, &p.reports);
+        }
+        Hooks::page_alloc(p, pfn, order, tag)
+    }
+
+    fn page_free(p: &Profiler, pfn: Pfn, order: u32) {
+        Hooks::page_free(p, pfn, order)
+    }
+
+    fn page_split(p: &Profiler, pfn: Pfn, old_order: u32, new_order: u32) {
+        Hooks::page_split(p, pfn, old_order, new_order)
+    }
+
+    fn page_copy(p: &Profiler, dst: Pfn, src: Pfn, order: u32) {
+        Hooks::page_copy(p, dst, src, order)
+    }
+
+    fn page_ref(p: &Profiler, pfn: Pfn) -> u64 {
+        Hooks::page_ref(p, pfn)
+    }
+
+    fn page_ref_sub(p: &Profiler, reference: u64, nr: u32) {
+        Hooks::page_ref_sub(p, reference, nr)
+    }
+
+    /// Reports an object allocated without a tag or over a live reference
+    /// of this load, then counts as usual.
+    fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag<'_>>, size: usize) {
+        if tag.is_none() {
+            report(Report::UntaggedObject { size }, &p.reports);
+        }
+        if let Some(id) = slot_id(p.generation, slot.get()) {
+            report(Report::ObjectOverLive { id }, &p.reports);
+        }
+        Hooks::obj_alloc(p, slot, tag, size);
+    }
+
+    /// Counts as usual, then reports a slot value no registration of
+    /// allocprof wrote.
+    fn obj_free(p: &Profiler, slot: ObjSlot<'_>, size: usize) {
+        let old = p.count_obj_free(slot, size);
+        if !plausible_slot(p.generation, old) {
+            report(Report::ForeignSlot { value: old }, &p.reports);
+        }
+    }
+
+    fn show_mem(p: &Profiler, count: u32) {
+        Hooks::show_mem(p, count)
+    }
+}

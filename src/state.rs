@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The profiling state: on, off or never ([`Mode`]), and the registered
+//! profiler.  The module makes it at load and owns it; each user gets it
+//! through the data pointer its C interface offers: `vm.mem_profiling`
+//! shows and changes it (`ctl_table.data`, below), `/proc/allocinfo`
+//! (`procfs.rs`) and the debugfs files (`control.rs`) reach the profiler
+//! through it.
+
+use kernel::{c_str, new_mutex, prelude::*, sync::Arc, sync::Mutex, ThisModule};
+
+use crate::profiler::{CheckedHooks, Hooks, Profiler};
+use crate::sys::backend::{Adoption, Registration};
+use crate::sys::sysctl::{Sysctl, SysctlValue};
+use crate::sysctl::Mode;
+
+/// What the control lock guards.
+struct Control {
+    mode: Mode,
+    /// While profiling is on or off (not `never`): the registered profiler.
+    registration: Option<Registration<Profiler>>,
+    /// `vm.mem_profiling`, made read-only by `never`.  It holds a reference
+    /// on the [`Profiling`] it is in: [`Profiling::remove_sysctl`] takes it
+    /// out at unload, which lets both go.
+    sysctl: Option<Sysctl<Profiling>>,
+}
+
+/// The profiling state of the loaded module.
+#[pin_data]
+pub(crate) struct Profiling {
+    /// Taken before the kernel's back-end locks (registering calls back
+    /// into the profiler's registry) and before the registry.
+    #[pin]
+    control: Mutex<Control>,
+    /// allocprof's module, whose frames the profiler's call chains leave out.
+    module: &'static ThisModule,
+    /// `debug=1`: the hooks that check what they see are registered, and
+    /// `vm.mem_profiling` is read-only.
+    debug: bool,
+}
+
+impl Profiling {
+    /// The state to start in: `mode`, no profiler yet (see
+    /// [`Profiling::start`]).
+    pub(crate) fn new(mode: Mode, debug: bool, module: &'static ThisModule) -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Profiling {
+                control <- new_mutex!(Control {
+                    mode,
+                    registration: None,
+                    sysctl: None,
+                }),
+                module,
+                debug,
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Calls `f` with the registered profiler (under the control lock), if
+    /// there is one.
+    pub(crate) fn with_profiler<R>(&self, f: impl FnOnce(&Profiler) -> R) -> Option<R> {
+        let control = self.control.lock();
+        control.registration.as_ref().map(|r| f(r.data()))
+    }
+
+    /// What the kernel's boot record handed the profiler, if it did.
+    pub(crate) fn adoption(&self) -> Option<Adoption> {
+        let control = self.control.lock();
+        control.registration.as_ref().and_then(|r| r.adoption())
+    }
+
+    /// The current profiling state.
+    pub(crate) fn mode(&self) -> Mode {
+        self.control.lock().mode
+    }
+
+    /// Changes the profiling state (from the sysctl).
+    pub(crate) fn set_mode(&self, new: Mode) -> Result {
+        let mut control = self.control.lock();
+        match (control.mode, new) {
+            (Mode::Never, _) => return Err(EPERM),
+            (_, Mode::Never) => {
+                stop(&mut control);
+                if let Some(s) = &control.sysctl {
+                    s.set_read_only();
+                }
+                pr_info!(
+                    "profiling off for good (mem_profiling=never); reload the module to start again\n"
+                );
+            }
+            (old, on_off) => {
+                if let Some(r) = &control.registration {
+                    r.enable(on_off == Mode::On);
+                    // Allocations made while it was off were not counted.
+                    if old == Mode::Off && on_off == Mode::On {
+                        let p = r.data();
+                        p.registry.lock().flag_all(&p.uncounted);
+                    }
+                }
+            }
+        }
+        control.mode = new;
+        Ok(())
+    }
+
+    /// Registers a new profiler as the mode given at load says (none for
+    /// `never`).  It counts every allocation since boot if it adopted the
+    /// kernel's boot record, else those from now on: then every call site
+    /// there is now is flagged as missing allocations.
+    pub(crate) fn start(&self) -> Result {
+        let mut control = self.control.lock();
+        let on = match control.mode {
+            Mode::Never => return Ok(()),
+            mode => mode == Mode::On,
+        };
+        let profiler = Profiler::new(self.module)?;
+        // Debug mode (`debug=1`) registers hooks that check what they see.
+        let registration = if self.debug {
+            Registration::register::<CheckedHooks>(profiler)?
+        } else {
+            Registration::register::<Hooks>(profiler)?
+        };
+        let p = registration.data();
+        if registration.adoption().is_none() || !on {
+            p.registry.lock().flag_all(&p.uncounted);
+        }
+        registration.enable(on);
+        control.registration = Some(registration);
+        Ok(())
+    }
+
+    /// Makes `/proc/sys/vm/mem_profiling`, which shows and changes `this`.
+    /// Read-only for `never`, and in debug mode, as upstream's: switching
+    /// profiling on and off leaves allocations without tags on purpose.
+    pub(crate) fn add_sysctl(this: &Arc<Self>) -> Result {
+        let mut control = this.control.lock();
+        let mode = if control.mode == Mode::Never || this.debug {
+            0o444
+        } else {
+            0o644
+        };
+        control.sysctl = Some(Sysctl::register(
+            c_str!("vm"),
+            c_str!("mem_profiling"),
+            mode,
+            this.clone(),
+        )?);
+        Ok(())
+    }
+
+    /// Removes `vm.mem_profiling` (waiting for its running handlers), and
+    /// with it the file's reference on `self`.
+    pub(crate) fn remove_sysctl(&self) {
+        // Out of the lock first: the running handlers may wait for it.
+        let sysctl = self.control.lock().sysctl.take();
+        drop(sysctl);
+    }
+
+    /// Unregisters the profiler (waiting for running hooks) and frees it.
+    pub(crate) fn stop(&self) {
+        stop(&mut self.control.lock());
+    }
+}
+
+/// [`Profiling::stop`], under the control lock.
+fn stop(control: &mut Control) {
+    let Some(registration) = control.registration.take() else {
+        return;
+    };
+    registration.enable(false);
+    let untracked = registration.data().pages.untracked();
+    drop(registration);
+    if untracked != 0 {
+        pr_info!(
+            "{} page allocations beyond the back-reference array were not counted\n",
+            untracked
+        );
+    }
+}
+
+/// `/proc/sys/vm/mem_profiling`: `0`, `1` or `never`.
+impl SysctlValue for Profiling {
+    fn show(&self, buf: &mut [u8; 16]) -> usize {
+        self.mode().write(buf)
+    }
+
+    fn store(&self, input: &[u8]) -> Result {
+        self.set_mode(Mode::parse(input)?)
+    }
+}
