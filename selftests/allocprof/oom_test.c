@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * oom_test: a real OOM.  The test module holds most of the memory at one
- * call site (its "hold" file: blocks of pages at aptest_hold_alloc()),
+ * call site (its "hold" file: single pages at aptest_hold_alloc()),
  * then a child process (oom_score_adj 1000, the parent -1000) touches
  * anonymous memory until the OOM killer kills it.  The OOM report (from
  * "invoked oom-killer" to "Killed process") ends its show_mem() part with
@@ -9,7 +9,7 @@
  * call site comes first there with exactly the figures /proc/allocinfo
  * showed right before the child started (bytes as string_get_size() writes
  * them, calls exact).  The child dies of SIGKILL, one OOM kill, and the
- * kernel goes on: the blocks are freed and the site is back at 0/0.
+ * kernel goes on: the pages are freed and the site is back at 0/0.
  */
 #include <signal.h>
 #include <sys/mman.h>
@@ -36,7 +36,7 @@
 
 static long long unit, mem_total;
 static unsigned long long calls;
-static long blocks;
+static long pages;
 static struct ap_fig before;	/* the held site, right before the child */
 static long oom_kills;		/* /proc/vmstat oom_kill before the child */
 static pid_t child;
@@ -147,15 +147,6 @@ static void t_hold(int i)
 	int ok, rc = -1;
 
 	(void)i;
-	/*
-	 * Free memory in blocks of the hold's order first: the programs before
-	 * leave it fragmented (make check, 2026-11-23: the hold got 483 of 849
-	 * blocks, less than half of all memory).
-	 */
-	rc = ap_write_file("/proc/sys/vm/compact_memory", "1", 1);
-	if (rc)
-		ksft_print_msg("compact_memory: %s\n", strerror(-rc));
-	rc = -1;
 	avail = mem_field("MemAvailable");
 	want = (avail - MARGIN) / unit;
 	mem_total = mem_field("MemTotal");
@@ -165,23 +156,23 @@ static void t_hold(int i)
 	if (ok)
 		rc = ap_write_file(HOLD, n, strlen(n));
 	/*
-	 * How many free blocks of this order there are is not exact by nature
-	 * (fragmentation): a hold that stops short (ENOMEM) counts with what
-	 * it got, as long as that is more than half of all memory.
+	 * MemAvailable is an estimate: a hold that stops short (ENOMEM)
+	 * counts with what it got, as long as that is more than half of all
+	 * memory.
 	 */
 	if (rc == -ENOMEM)
-		ksft_print_msg("the hold stopped short of %ld blocks (ENOMEM)\n", want);
-	blocks = held();
-	ok = ok && blocks > 0 && (rc == -ENOMEM ? blocks < want : rc == 0 && blocks == want) &&
-	     ap_expect(FUNC, blocks * unit, blocks * calls);
+		ksft_print_msg("the hold stopped short of %ld pages (ENOMEM)\n", want);
+	pages = held();
+	ok = ok && pages > 0 && (rc == -ENOMEM ? pages < want : rc == 0 && pages == want) &&
+	     ap_expect(FUNC, pages * unit, pages * calls);
 	/* More than half of all memory: no other call site can have as much. */
-	if (ok && 2 * blocks * unit <= mem_total) {
+	if (ok && 2 * pages * unit <= mem_total) {
 		ksft_print_msg("held %lld bytes, not more than half of MemTotal %lld\n",
-			       blocks * unit, mem_total);
+			       pages * unit, mem_total);
 		ok = 0;
 	}
-	ksft_test_result(ok, "%ld blocks of %lld bytes held at " FUNC " (MemAvailable was %lld)\n",
-			 blocks, unit, avail);
+	ksft_test_result(ok, "%ld pages of %lld bytes held at " FUNC " (MemAvailable was %lld)\n",
+			 pages, unit, avail);
 }
 
 static void t_killed(int i)
@@ -270,7 +261,7 @@ static void t_first(int i)
 	(void)i;
 	ap_size_text(before.bytes, size, sizeof(size));
 	snprintf(want, sizeof(want), "%12s %8llu ", size, before.calls);
-	ok = before.found == 1 && before.bytes == blocks * unit && after.found == 1 &&
+	ok = before.found == 1 && before.bytes == pages * unit && after.found == 1 &&
 	     after.bytes == before.bytes && after.calls == before.calls &&
 	     !strncmp(first, want, strlen(want)) && l > t && !strcmp(first + l - t, SITE_TAIL);
 	ksft_print_msg("%s\n", first);
@@ -287,7 +278,7 @@ static void t_freed(int i)
 	(void)i;
 	ksft_test_result(ap_write_file(HOLD, "free", 4) == 0 && held() == 0 &&
 			 ap_expect(FUNC, 0, 0),
-			 "the kernel goes on: the blocks freed, " FUNC " back at 0/0\n");
+			 "the kernel goes on: the pages freed, " FUNC " back at 0/0\n");
 }
 
 static const struct ap_step steps[] = {
