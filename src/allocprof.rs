@@ -65,7 +65,7 @@ impl kernel::Module for AllocProf {
             proc: None,
             debugfs: None,
         };
-        this.profiling.start()?;
+        this.profiling.register()?;
         let allocinfo = procfs::AllocInfo::new(this.profiling.clone(), procfs::format())?;
         this.proc = Some(ProcFile::new(c_str!("allocinfo"), 0o400, allocinfo)?);
         // Per-site control and reports; profiling works without them
@@ -123,11 +123,11 @@ impl kernel::Module for AllocProf {
 impl Drop for AllocProf {
     fn drop(&mut self) {
         // The sysctl and /proc file go first: removing them waits for
-        // their running callers, some of which wait for the control lock.
+        // their running callers, some of which wait for the state lock.
         self.profiling.remove_sysctl();
         drop(self.proc.take());
         drop(self.debugfs.take());
-        self.profiling.stop();
+        self.profiling.unregister();
         pr_info!("unloaded\n");
     }
 }

@@ -374,8 +374,8 @@ impl DebugText for Control {
 }
 
 /// Sets the flags of the call sites `queries` select, in order.  Both
-/// locks held here (the control mutex, `Profiling::with_profiler`, and the registry's)
-/// are mutexes, so the loops over every call site give the CPU away after
+/// locks held here (the profiling state's, `Profiling::with_profiler`, and
+/// the registry's) are mutexes, so the loops over every call site give the CPU away after
 /// each one: a write of 64 commands with long patterns, against every call
 /// site of the kernel, neither stalls the CPU nor trips the soft-lockup
 /// watchdog (`glob_test`).
@@ -403,7 +403,7 @@ fn apply(p: &Profiler, queries: &[Query<'_>]) -> Result {
                 // Its figures miss what it allocates while not profiled
                 // (`accurate:no` in format 2.0), as after the sysctl's 0.
                 if !new.contains(Flags::PROFILE) {
-                    p.uncounted.set(id);
+                    p.inaccurate.set(id);
                 }
                 tag.set_word(id.word(new));
             }

@@ -101,7 +101,7 @@ const WORD_BITS: usize = u64::BITS as usize;
 
 /// A set of ids, one bit for each of the id space: the registry's ids
 /// handed out (`tags.rs`), and the call sites flagged as not fully counted
-/// (`Uncounted`).  Changed and read from any context, hooks included, so
+/// (`Inaccurate`).  Changed and read from any context, hooks included, so
 /// each bit is changed with an atomic operation on its word.
 pub(crate) struct IdSet(KVec<AtomicU64>);
 

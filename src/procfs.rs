@@ -133,7 +133,7 @@ fn record(
     f: &Filter<'_>,
 ) -> Option<uapi::TagDataBuf> {
     let name_is = |name: &[u8], template: &[u8]| uapi::name_suffix(name) == template;
-    let inaccurate = || site.flagged() || p.uncounted.get(id);
+    let inaccurate = || site.inaccurate() || p.inaccurate.get(id);
     let m = f.mask;
     if (m & uapi::MASK_MODNAME != 0
         && !site
@@ -286,10 +286,10 @@ fn get_next(info: &AllocInfo, cursor: &Cursor, arg: IoctlArg<uapi::TagDataBuf>) 
 fn show_line(out: &mut SeqFile, p: &Profiler, registry: &mut Registry, id: SiteId, format: Format) {
     // Only the ids of a section in the registry: the section `seek`
     // found may have gone since, and a shorter one taken its ids.
-    registry.with_site(id, |site, gone, flagged| {
+    registry.with_site(id, |site, gone, tag_inaccurate| {
         let totals = p.counters.read(id);
         if !gone || !totals.is_zero() {
-            let accurate = !flagged && !p.uncounted.get(id);
+            let accurate = !tag_inaccurate && !p.inaccurate.get(id);
             write_line(out, totals, site, format == Format::V2 && !accurate);
         }
     });

@@ -4,8 +4,10 @@
 //! kernel calls with it, in call order, top to bottom: the hooks
 //! ([`Hooks`]), the counting they call (`count_*`), the cold paths the
 //! counting leaves for (flags other than the default, watched
-//! allocations), and the hooks of debug mode ([`CheckedHooks`]), which
-//! run their checks around the same counting.
+//! allocations), and the checks of debug mode ([`DebugChecks`]), which
+//! the same hooks run around the same counting.
+
+use core::marker::PhantomData;
 
 use kernel::{prelude::*, ThisModule};
 
@@ -20,7 +22,7 @@ use crate::sys::{
     mm::{max_pfn, Pfn},
     sync::TryMutex,
 };
-use crate::tags::{Registry, Uncounted};
+use crate::tags::{Inaccurate, Registry};
 use crate::watch::{Watch, WatchId};
 
 /// The profiler of one registration of the back end: made before it
@@ -41,7 +43,7 @@ pub(crate) struct Profiler {
     pub(crate) counters: Counters,
     pub(crate) pages: PageRefs,
     /// The call sites whose figures miss allocations.
-    pub(crate) uncounted: Uncounted,
+    pub(crate) inaccurate: Inaccurate,
     /// The allocations of call sites with `s` or `a` (`control.rs`).
     #[pin]
     pub(crate) watch: Watch,
@@ -50,7 +52,7 @@ pub(crate) struct Profiler {
     /// never by an allocation.
     #[pin]
     pub(crate) registry: TryMutex<Registry>,
-    /// What debug mode ([`CheckedHooks`]) has reported.
+    /// What debug mode ([`DebugChecks`]) has reported.
     reports: Reports,
 }
 
@@ -60,14 +62,14 @@ impl Profiler {
     pub(crate) fn new(module: &'static ThisModule) -> Result<Pin<KBox<Self>>> {
         let pages = PageRefs::new(max_pfn())?;
         let registry = Registry::new()?;
-        let uncounted = Uncounted::new()?;
+        let inaccurate = Inaccurate::new()?;
         let watch = Watch::new(module)?;
         KBox::pin_init(
             pin_init!(Profiler {
                 generation: profiler_generation(),
                 counters: Counters::new(),
                 pages,
-                uncounted,
+                inaccurate,
                 watch <- watch,
                 registry <- crate::new_try_mutex!(registry, "allocprof_registry"),
                 reports: Reports::new(module),
@@ -97,22 +99,51 @@ fn profiler_generation() -> u32 {
 /// The hooks the kernel calls.  The hot ones read top to bottom: each
 /// calls the `count_*` function of [`Profiler`] below it, a store into the
 /// page's or object's slot (`page.rs`, `ids.rs` for the encoding) and two
-/// per-CPU adds (`counters.rs`).  Debug mode registers [`CheckedHooks`]
-/// (at the end of the file) instead, so these test no flag.
-pub(crate) struct Hooks;
+/// per-CPU adds (`counters.rs`).  `C` adds checks around the counting:
+/// [`NoChecks`] (compiled away, so the hooks test no flag) or debug mode's
+/// [`DebugChecks`] (at the end of the file).
+pub(crate) struct Hooks<C: Checks>(PhantomData<C>);
 
-impl Backend for Hooks {
+/// Checks run around the counting of [`Hooks`]: each is called with the
+/// hook's arguments before the hook counts (after, for a free).
+pub(crate) trait Checks: Send + Sync + 'static {
+    /// Before `2^order` pages at `pfn` are counted for `tag`.
+    fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag<'_>>);
+    /// Before an object of `size` bytes with slot `slot` is counted for `tag`.
+    fn obj_alloc(p: &Profiler, slot: &ObjSlot<'_>, tag: Option<Tag<'_>>, size: usize);
+    /// After an object's free was counted; `old` is the value its slot had.
+    fn obj_freed(p: &Profiler, old: u64);
+}
+
+/// No checks: the hooks of the default mode.
+pub(crate) struct NoChecks;
+
+impl Checks for NoChecks {
+    #[inline(always)]
+    fn page_alloc(_p: &Profiler, _pfn: Pfn, _order: u32, _tag: Option<Tag<'_>>) {}
+
+    #[inline(always)]
+    fn obj_alloc(_p: &Profiler, _slot: &ObjSlot<'_>, _tag: Option<Tag<'_>>, _size: usize) {}
+
+    #[inline(always)]
+    fn obj_freed(_p: &Profiler, _old: u64) {}
+}
+
+impl<C: Checks> Backend for Hooks<C> {
     type Data = Profiler;
 
     fn section_add(p: &Profiler, section: TagSection) -> Result {
-        p.registry.lock().add(section, &p.counters, &p.uncounted)
+        p.registry.lock().add(section, &p.counters, &p.inaccurate)
     }
 
     fn section_del(p: &Profiler, section: TagSection) {
-        p.registry.lock().remove(section, &p.counters, &p.uncounted)
+        p.registry
+            .lock()
+            .remove(section, &p.counters, &p.inaccurate)
     }
 
     fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag<'_>>) {
+        C::page_alloc(p, pfn, order, tag);
         let Some(tag) = tag else {
             return;
         };
@@ -153,6 +184,7 @@ impl Backend for Hooks {
     }
 
     fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag<'_>>, size: usize) {
+        C::obj_alloc(p, &slot, tag, size);
         match SiteId::plain(tag.map_or(0, Tag::word)) {
             Some(id) => p.count_obj_alloc(slot, id, size),
             None => Profiler::count_obj_alloc_controlled(slot, tag, size, p),
@@ -160,7 +192,8 @@ impl Backend for Hooks {
     }
 
     fn obj_free(p: &Profiler, slot: ObjSlot<'_>, size: usize) {
-        p.count_obj_free(slot, size);
+        let old = p.count_obj_free(slot, size);
+        C::obj_freed(p, old);
     }
 
     fn show_mem(p: &Profiler, count: u32) {
@@ -180,7 +213,7 @@ impl Profiler {
         if self.pages.set(pfn, id) {
             self.counters.add_call(id, page::bytes(order));
         } else {
-            self.uncounted.set(id);
+            self.inaccurate.set(id);
         }
     }
 
@@ -252,11 +285,11 @@ impl Profiler {
             return;
         }
         if !p.pages.set(pfn, site) {
-            p.uncounted.set(site);
+            p.inaccurate.set(site);
             return;
         }
         let bytes = page::bytes(order);
-        if let Some(w) = p.watch.start(site, flags, bytes) {
+        if let Some(w) = p.watch.track(site, flags, bytes) {
             p.pages.set(pfn, w.as_site_id());
         }
         p.counters.add_call(site, bytes);
@@ -282,30 +315,18 @@ impl Profiler {
         };
         let id = p
             .watch
-            .start(site, flags, size as u64)
+            .track(site, flags, size as u64)
             .map_or(site, WatchId::as_site_id);
         slot.set(slot_value(p.generation(), id));
         p.counters.add_call(site, size as u64);
     }
 }
 
-/// The hooks of debug mode (`debug=1`): those of [`Hooks`], with the
-/// checks of `debug.rs` around the allocations and frees they count.
-pub(crate) struct CheckedHooks;
+/// The checks of debug mode (`debug=1`), around the counting of [`Hooks`].
+pub(crate) struct DebugChecks;
 
-impl Backend for CheckedHooks {
-    type Data = Profiler;
-
-    fn section_add(p: &Profiler, section: TagSection) -> Result {
-        Hooks::section_add(p, section)
-    }
-
-    fn section_del(p: &Profiler, section: TagSection) {
-        Hooks::section_del(p, section)
-    }
-
-    /// Reports an allocation without a tag or over a live reference, then
-    /// counts as usual.
+impl Checks for DebugChecks {
+    /// Reports an allocation without a tag or over a live reference.
     fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag<'_>>) {
         if tag.is_none() {
             report(Report::UntaggedPages { order }, &p.reports);
@@ -313,51 +334,23 @@ impl Backend for CheckedHooks {
         if let Some(id) = p.pages.id_of(pfn) {
             report(Report::PagesOverLive { id }, &p.reports);
         }
-        Hooks::page_alloc(p, pfn, order, tag)
-    }
-
-    fn page_free(p: &Profiler, pfn: Pfn, order: u32) {
-        Hooks::page_free(p, pfn, order)
-    }
-
-    fn page_split(p: &Profiler, pfn: Pfn, old_order: u32, new_order: u32) {
-        Hooks::page_split(p, pfn, old_order, new_order)
-    }
-
-    fn page_copy(p: &Profiler, dst: Pfn, src: Pfn, order: u32) {
-        Hooks::page_copy(p, dst, src, order)
-    }
-
-    fn page_ref(p: &Profiler, pfn: Pfn) -> u64 {
-        Hooks::page_ref(p, pfn)
-    }
-
-    fn page_ref_sub(p: &Profiler, reference: u64, nr: u32) {
-        Hooks::page_ref_sub(p, reference, nr)
     }
 
     /// Reports an object allocated without a tag or over a live reference
-    /// of this load, then counts as usual.
-    fn obj_alloc(p: &Profiler, slot: ObjSlot<'_>, tag: Option<Tag<'_>>, size: usize) {
+    /// of this load.
+    fn obj_alloc(p: &Profiler, slot: &ObjSlot<'_>, tag: Option<Tag<'_>>, size: usize) {
         if tag.is_none() {
             report(Report::UntaggedObject { size }, &p.reports);
         }
         if let Some(id) = slot_id(p.generation, slot.get()) {
             report(Report::ObjectOverLive { id }, &p.reports);
         }
-        Hooks::obj_alloc(p, slot, tag, size);
     }
 
-    /// Counts as usual, then reports a slot value no registration of
-    /// allocprof wrote.
-    fn obj_free(p: &Profiler, slot: ObjSlot<'_>, size: usize) {
-        let old = p.count_obj_free(slot, size);
+    /// Reports a slot value no registration of allocprof wrote.
+    fn obj_freed(p: &Profiler, old: u64) {
         if !plausible_slot(p.generation, old) {
             report(Report::ForeignSlot { value: old }, &p.reports);
         }
-    }
-
-    fn show_mem(p: &Profiler, count: u32) {
-        Hooks::show_mem(p, count)
     }
 }

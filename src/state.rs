@@ -9,13 +9,13 @@
 
 use kernel::{c_str, new_mutex, prelude::*, sync::Arc, sync::Mutex, ThisModule};
 
-use crate::profiler::{CheckedHooks, Hooks, Profiler};
+use crate::profiler::{DebugChecks, Hooks, NoChecks, Profiler};
 use crate::sys::backend::{Adoption, Registration};
 use crate::sys::sysctl::{Sysctl, SysctlValue};
 use crate::sysctl::Mode;
 
-/// What the control lock guards.
-struct Control {
+/// What the state lock of [`Profiling`] guards.
+struct Inner {
     mode: Mode,
     /// While profiling is on or off (not `never`): the registered profiler.
     registration: Option<Registration<Profiler>>,
@@ -31,7 +31,7 @@ pub(crate) struct Profiling {
     /// Taken before the kernel's back-end locks (registering calls back
     /// into the profiler's registry) and before the registry.
     #[pin]
-    control: Mutex<Control>,
+    inner: Mutex<Inner>,
     /// allocprof's module, whose frames the profiler's call chains leave out.
     module: &'static ThisModule,
     /// `debug=1`: the hooks that check what they see are registered, and
@@ -41,11 +41,11 @@ pub(crate) struct Profiling {
 
 impl Profiling {
     /// The state to start in: `mode`, no profiler yet (see
-    /// [`Profiling::start`]).
+    /// [`Profiling::register`]).
     pub(crate) fn new(mode: Mode, debug: bool, module: &'static ThisModule) -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Profiling {
-                control <- new_mutex!(Control {
+                inner <- new_mutex!(Inner {
                     mode,
                     registration: None,
                     sysctl: None,
@@ -57,32 +57,32 @@ impl Profiling {
         )
     }
 
-    /// Calls `f` with the registered profiler (under the control lock), if
+    /// Calls `f` with the registered profiler (under the state lock), if
     /// there is one.
     pub(crate) fn with_profiler<R>(&self, f: impl FnOnce(&Profiler) -> R) -> Option<R> {
-        let control = self.control.lock();
-        control.registration.as_ref().map(|r| f(r.data()))
+        let inner = self.inner.lock();
+        inner.registration.as_ref().map(|r| f(r.data()))
     }
 
     /// What the kernel's boot record handed the profiler, if it did.
     pub(crate) fn adoption(&self) -> Option<Adoption> {
-        let control = self.control.lock();
-        control.registration.as_ref().and_then(|r| r.adoption())
+        let inner = self.inner.lock();
+        inner.registration.as_ref().and_then(|r| r.adoption())
     }
 
     /// The current profiling state.
     pub(crate) fn mode(&self) -> Mode {
-        self.control.lock().mode
+        self.inner.lock().mode
     }
 
     /// Changes the profiling state (from the sysctl).
     pub(crate) fn set_mode(&self, new: Mode) -> Result {
-        let mut control = self.control.lock();
-        match (control.mode, new) {
+        let mut inner = self.inner.lock();
+        match (inner.mode, new) {
             (Mode::Never, _) => return Err(EPERM),
             (_, Mode::Never) => {
-                stop(&mut control);
-                if let Some(s) = &control.sysctl {
+                unregister(&mut inner);
+                if let Some(s) = &inner.sysctl {
                     s.set_read_only();
                 }
                 pr_info!(
@@ -90,43 +90,43 @@ impl Profiling {
                 );
             }
             (old, on_off) => {
-                if let Some(r) = &control.registration {
+                if let Some(r) = &inner.registration {
                     r.enable(on_off == Mode::On);
                     // Allocations made while it was off were not counted.
                     if old == Mode::Off && on_off == Mode::On {
                         let p = r.data();
-                        p.registry.lock().flag_all(&p.uncounted);
+                        p.registry.lock().mark_all_inaccurate(&p.inaccurate);
                     }
                 }
             }
         }
-        control.mode = new;
+        inner.mode = new;
         Ok(())
     }
 
     /// Registers a new profiler as the mode given at load says (none for
     /// `never`).  It counts every allocation since boot if it adopted the
     /// kernel's boot record, else those from now on: then every call site
-    /// there is now is flagged as missing allocations.
-    pub(crate) fn start(&self) -> Result {
-        let mut control = self.control.lock();
-        let on = match control.mode {
+    /// there is now is marked inaccurate (missing allocations).
+    pub(crate) fn register(&self) -> Result {
+        let mut inner = self.inner.lock();
+        let on = match inner.mode {
             Mode::Never => return Ok(()),
             mode => mode == Mode::On,
         };
         let profiler = Profiler::new(self.module)?;
         // Debug mode (`debug=1`) registers hooks that check what they see.
         let registration = if self.debug {
-            Registration::register::<CheckedHooks>(profiler)?
+            Registration::register::<Hooks<DebugChecks>>(profiler)?
         } else {
-            Registration::register::<Hooks>(profiler)?
+            Registration::register::<Hooks<NoChecks>>(profiler)?
         };
         let p = registration.data();
         if registration.adoption().is_none() || !on {
-            p.registry.lock().flag_all(&p.uncounted);
+            p.registry.lock().mark_all_inaccurate(&p.inaccurate);
         }
         registration.enable(on);
-        control.registration = Some(registration);
+        inner.registration = Some(registration);
         Ok(())
     }
 
@@ -134,13 +134,13 @@ impl Profiling {
     /// Read-only for `never`, and in debug mode, as upstream's: switching
     /// profiling on and off leaves allocations without tags on purpose.
     pub(crate) fn add_sysctl(this: &Arc<Self>) -> Result {
-        let mut control = this.control.lock();
-        let mode = if control.mode == Mode::Never || this.debug {
+        let mut inner = this.inner.lock();
+        let mode = if inner.mode == Mode::Never || this.debug {
             0o444
         } else {
             0o644
         };
-        control.sysctl = Some(Sysctl::register(
+        inner.sysctl = Some(Sysctl::register(
             c_str!("vm"),
             c_str!("mem_profiling"),
             mode,
@@ -153,19 +153,19 @@ impl Profiling {
     /// with it the file's reference on `self`.
     pub(crate) fn remove_sysctl(&self) {
         // Out of the lock first: the running handlers may wait for it.
-        let sysctl = self.control.lock().sysctl.take();
+        let sysctl = self.inner.lock().sysctl.take();
         drop(sysctl);
     }
 
     /// Unregisters the profiler (waiting for running hooks) and frees it.
-    pub(crate) fn stop(&self) {
-        stop(&mut self.control.lock());
+    pub(crate) fn unregister(&self) {
+        unregister(&mut self.inner.lock());
     }
 }
 
-/// [`Profiling::stop`], under the control lock.
-fn stop(control: &mut Control) {
-    let Some(registration) = control.registration.take() else {
+/// [`Profiling::unregister`], under the state lock.
+fn unregister(inner: &mut Inner) {
+    let Some(registration) = inner.registration.take() else {
         return;
     };
     registration.enable(false);

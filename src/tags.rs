@@ -21,13 +21,15 @@ use crate::ids::{Flags, IdSet, SiteId, BLOCK_IDS, WATCH_ENTRIES, WATCH_FIRST};
 use crate::sys::backend::{Site, Tag, TagSection, Tags};
 use crate::text::BStr;
 
-/// Which call sites have allocations that were not counted: sites that
-/// existed before profiling started (the module loaded without the
-/// kernel's boot record, or profiling was switched off for a while) and
-/// sites with a page beyond the back-reference array.  Set from any
-/// context; `/proc/allocinfo` 2.0 prints these sites with `accurate:no`,
-/// with those the kernel flagged on the tag itself.
-pub(crate) type Uncounted = IdSet;
+/// The call sites the profiler marked inaccurate, those with allocations
+/// it did not count: sites that existed before profiling started (the
+/// module loaded without the kernel's boot record, or profiling was
+/// switched off for a while) and sites with a page beyond the
+/// back-reference array.  Set from any context.  A call site is inaccurate
+/// if it is in this set or the kernel marked its tag
+/// (`CODETAG_FLAG_INACCURATE`, [`Tag::inaccurate`]); `/proc/allocinfo` 2.0
+/// prints it with `accurate:no`, the `ioctl()` with `accurate` 0.
+pub(crate) type Inaccurate = IdSet;
 
 /// A call site of a module that is gone, with live allocations.
 pub(crate) struct DeadSite {
@@ -184,7 +186,7 @@ impl Registry {
         &mut self,
         section: TagSection,
         counters: &Counters,
-        uncounted: &Uncounted,
+        inaccurate: &Inaccurate,
     ) -> Result {
         self.changes += 1;
         self.collect(counters);
@@ -195,7 +197,7 @@ impl Registry {
         // SAFETY: The section is being added (this is its `section_add`),
         // and the kernel withdraws it only after that returned.
         let tags = unsafe { section.tags() };
-        if let Some(s) = self.revive(tags, uncounted) {
+        if let Some(s) = self.revive(tags, inaccurate) {
             // INVARIANT: Set while the section is being added.
             s.owner = section.owner();
             s.tags = Some(section);
@@ -231,7 +233,7 @@ impl Registry {
             self.used.set_range(first, len, false);
             return Err(e);
         }
-        uncounted.set_range(first, len, false);
+        inaccurate.set_range(first, len, false);
         if let Some(s) = self.sections.get(&last) {
             // SAFETY: The section's counters are detached in `collect`
             // before the section is removed from the tree and dropped.
@@ -255,7 +257,7 @@ impl Registry {
     /// so that each call site keeps one identity and one line, with the
     /// figures of both loads.  Leaking reloads so use no more ids.  The
     /// section kept, for the new one's tags, if there is one.
-    fn revive(&mut self, tags: Tags<'_>, uncounted: &Uncounted) -> Option<&mut Section> {
+    fn revive(&mut self, tags: Tags<'_>, inaccurate: &Inaccurate) -> Option<&mut Section> {
         let len = tags.len();
         let matches = |s: &Section| {
             s.tags.is_none()
@@ -272,7 +274,7 @@ impl Registry {
         // ones do; those with memory keep their flag.
         for (tag, id) in tags.iter().zip(s.ids()) {
             if !s.dead.iter().any(|d| d.id == id) {
-                uncounted.set_range(id, 1, false);
+                inaccurate.set_range(id, 1, false);
             }
             tag.set_word(id.word(Flags::DEFAULT));
         }
@@ -292,7 +294,7 @@ impl Registry {
         &mut self,
         section: TagSection,
         counters: &Counters,
-        uncounted: &Uncounted,
+        inaccurate: &Inaccurate,
     ) {
         self.changes += 1;
         let owner = section.owner();
@@ -313,7 +315,7 @@ impl Registry {
                     continue;
                 }
                 if tag.inaccurate() {
-                    uncounted.set(id);
+                    inaccurate.set(id);
                 }
                 let site = tag.site();
                 pr_info!(
@@ -364,9 +366,9 @@ impl Registry {
     /// Flags every call site of the loaded images: allocations may have
     /// been made there that were not counted (profiling starts late, or
     /// was off for a while).
-    pub(crate) fn flag_all(&self, uncounted: &Uncounted) {
+    pub(crate) fn mark_all_inaccurate(&self, inaccurate: &Inaccurate) {
         for s in self.sections.values().filter(|s| s.tags.is_some()) {
-            uncounted.set_range(s.first, s.len, true);
+            inaccurate.set_range(s.first, s.len, true);
         }
     }
 
@@ -407,7 +409,7 @@ impl Registry {
     }
 
     /// Calls `f` with call site `id`'s names, whether its module is gone,
-    /// and whether the kernel flagged it as not fully accounted; nothing if
+    /// and whether the kernel marked its tag inaccurate; nothing if
     /// `id` names no call site.
     pub(crate) fn with_site(&mut self, id: SiteId, f: impl FnOnce(&Site<'_>, bool, bool)) {
         let Some(s) = self.section_of(id) else {
@@ -513,8 +515,8 @@ impl SiteView<'_> {
         matches!(self, SiteView::Gone(_))
     }
 
-    /// The kernel flagged it as not fully accounted.
-    pub(crate) fn flagged(&self) -> bool {
+    /// The kernel marked its tag inaccurate.
+    pub(crate) fn inaccurate(&self) -> bool {
         match self {
             SiteView::Live(t) => t.inaccurate(),
             SiteView::Gone(_) => false,

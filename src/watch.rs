@@ -299,7 +299,7 @@ impl Tables {
     /// A new watched allocation of `bytes` at `site`, one call: with a
     /// chain if `stacks` (`stack` is its saved call chain, if it could be
     /// saved), since `since` (0: no age).  `None` if the tables are full.
-    fn start(
+    fn insert(
         &mut self,
         site: SiteId,
         stacks: bool,
@@ -399,13 +399,13 @@ pub(crate) struct Watch {
     /// any context.
     #[pin]
     tables: IrqSpinLock<Option<KBox<Tables>>>,
-    /// Per CPU: hooks inside [`Watch::start`].  Saving a chain may
+    /// Per CPU: hooks inside [`Watch::track`].  Saving a chain may
     /// allocate a stack-depot pool; that allocation is counted as usual,
     /// never watched (which could recurse).
     busy: PerCpuArray<u64>,
     /// Allocations not watched because the tables were full.
     full: AtomicU64,
-    /// Allocations not watched because they were made inside `start`.
+    /// Allocations not watched because they were made inside `track`.
     nested: AtomicU64,
     /// The module, whose frames a saved chain leaves out.
     module: &'static ThisModule,
@@ -441,7 +441,7 @@ impl Watch {
     /// A new allocation of `bytes` at `site`, with `flags`: the id to
     /// store for it, if it is watched (`s` or `a`) and could be.  Hooks
     /// only (preemption is off).
-    pub(crate) fn start(&self, site: SiteId, flags: Flags, bytes: u64) -> Option<WatchId> {
+    pub(crate) fn track(&self, site: SiteId, flags: Flags, bytes: u64) -> Option<WatchId> {
         // The caller read the flags from the tag, which a control write may
         // have changed back to the default since the hook read it.
         if !flags.watched() {
@@ -469,7 +469,7 @@ impl Watch {
         };
         let task = TaskId::current();
         let w = self.tables.lock().as_mut().and_then(|t| {
-            t.start(
+            t.insert(
                 site,
                 flags.contains(Flags::STACKS),
                 stack,

@@ -143,7 +143,7 @@ impl<'a> Tag<'a> {
         self.backend().store(word, Ordering::Relaxed)
     }
 
-    /// Whether the kernel flagged the call site as not fully accounted
+    /// Whether the kernel marked the call site inaccurate
     /// (`CODETAG_FLAG_INACCURATE`: an object without a slot, an allocation
     /// the boot record could not hold).
     pub(crate) fn inaccurate(self) -> bool {

@@ -3,13 +3,7 @@
 //! A read-only `/proc` file produced through `seq_file`, with `ioctl()`
 //! commands that keep state per open file.
 
-use core::{
-    ffi::c_void,
-    marker::PhantomData,
-    mem::{size_of, MaybeUninit},
-    pin::Pin,
-    ptr::NonNull,
-};
+use core::{ffi::c_void, marker::PhantomData, mem::size_of, pin::Pin, ptr::NonNull};
 use kernel::{
     alloc::KBox,
     bindings,
@@ -17,19 +11,39 @@ use kernel::{
     ffi::{c_int, c_long, c_uint, c_ulong},
     str::CStr,
     sync::Arc,
+    types::{AsBytes, FromBytes, Opaque},
     uaccess::UserSlice,
 };
 
 /// The `seq_file` being filled by a read.
-pub(crate) struct SeqFile(*mut bindings::seq_file);
+///
+/// # Invariants
+///
+/// Only made by [`SeqFile::from_raw`]: the `seq_file` of a `show` call in
+/// progress, which nothing else writes while the reference lives.
+#[repr(transparent)]
+pub(crate) struct SeqFile(Opaque<bindings::seq_file>);
 
 impl SeqFile {
+    /// The `seq_file` at `ptr`, for `'a`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is the `seq_file` of the `show` call in progress, and nothing
+    /// else writes to it during `'a`.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::seq_file) -> &'a mut SeqFile {
+        // SAFETY: `SeqFile` is a transparent wrapper of `Opaque<seq_file>`,
+        // which has the layout of a `seq_file`; the caller guarantees that
+        // it is valid and ours alone for `'a`.
+        unsafe { &mut *ptr.cast::<SeqFile>() }
+    }
+
     /// Appends `bytes`; once the buffer is full the rest of the item is
     /// dropped and `seq_file` retries the item with a larger buffer.
     pub(crate) fn write(&mut self, bytes: &[u8]) {
-        // SAFETY: `self.0` is the `seq_file` of the `show` call we are in,
-        // and `bytes` is valid for its length.
-        unsafe { bindings::seq_write(self.0, bytes.as_ptr().cast(), bytes.len()) };
+        // SAFETY: The `seq_file` is that of the `show` call in progress (type
+        // invariant), and `bytes` is valid for its length.
+        unsafe { bindings::seq_write(self.0.get(), bytes.as_ptr().cast(), bytes.len()) };
     }
 }
 
@@ -40,51 +54,23 @@ impl core::fmt::Write for SeqFile {
     }
 }
 
-/// Plain data that may be copied from and to user memory as bytes: every
-/// bit pattern is a valid value, and it has no padding bytes.
-///
-/// # Safety
-///
-/// Implementors must be such types (the `#[repr(C)]` structures of a uapi
-/// header made of integers and byte arrays, with explicit padding).
-pub(crate) unsafe trait UserData: Sized {}
-
-/// The argument of an `ioctl()` call: a user pointer to a `T`.
-pub(crate) struct IoctlArg<T: UserData> {
+/// The argument of an `ioctl()` call: a user pointer to a `T`, which is
+/// copied in and out whole (the kernel's `FromBytes`/`AsBytes`: the uapi
+/// structures as byte arrays, `uapi.rs`).
+pub(crate) struct IoctlArg<T> {
     ptr: usize,
     _t: PhantomData<T>,
 }
 
-impl<T: UserData> IoctlArg<T> {
+impl<T: FromBytes + AsBytes> IoctlArg<T> {
     /// Copies the `T` in; `EFAULT` if the memory cannot be read.
     pub(crate) fn read(&self) -> Result<T> {
-        let mut v = MaybeUninit::<T>::zeroed();
-        // SAFETY: `v` is `size_of::<T>()` bytes long; `MaybeUninit<u8>`
-        // may hold any byte.
-        let bytes = unsafe {
-            core::slice::from_raw_parts_mut(
-                v.as_mut_ptr().cast::<MaybeUninit<u8>>(),
-                size_of::<T>(),
-            )
-        };
-        UserSlice::new(self.ptr, size_of::<T>())
-            .reader()
-            .read_raw(bytes)?;
-        // SAFETY: Every byte was written, and any bytes are a valid `T`
-        // (`UserData`).
-        Ok(unsafe { v.assume_init() })
+        UserSlice::new(self.ptr, size_of::<T>()).reader().read()
     }
 
     /// Copies `v` out; `EFAULT` if the memory cannot be written.
     pub(crate) fn write(&self, v: &T) -> Result {
-        // SAFETY: A `T` has no padding (`UserData`), so all its bytes are
-        // initialised.
-        let bytes = unsafe {
-            core::slice::from_raw_parts(core::ptr::from_ref(v).cast::<u8>(), size_of::<T>())
-        };
-        UserSlice::new(self.ptr, size_of::<T>())
-            .writer()
-            .write_slice(bytes)
+        UserSlice::new(self.ptr, size_of::<T>()).writer().write(v)
     }
 }
 
@@ -96,7 +82,7 @@ pub(crate) struct Ioctl {
 
 impl Ioctl {
     /// The argument as a pointer to a `T`.
-    pub(crate) fn arg<T: UserData>(&self) -> IoctlArg<T> {
+    pub(crate) fn arg<T: FromBytes + AsBytes>(&self) -> IoctlArg<T> {
         IoctlArg {
             ptr: self.arg,
             _t: PhantomData,
@@ -199,7 +185,10 @@ extern "C" fn seq_stop(_m: *mut bindings::seq_file, _v: *mut c_void) {}
 unsafe extern "C" fn seq_show<S: SeqSource>(m: *mut bindings::seq_file, v: *mut c_void) -> c_int {
     // SAFETY: By the function's safety requirements.
     let source = unsafe { seq_source::<S>(m) };
-    source.show(&mut SeqFile(m), v as usize as u64 - 1);
+    // SAFETY: `seq_file` calls `show` with its `seq_file`, which only this
+    // call writes to until it returns.
+    let out = unsafe { SeqFile::from_raw(m) };
+    source.show(out, v as usize as u64 - 1);
     0
 }
 

@@ -3,7 +3,10 @@
 //! The `ioctl()` interface of `/proc/allocinfo`
 //! (`include/uapi/linux/alloc_tag.h`, upstream's layout): the commands, and
 //! the structures as byte buffers read from and written to user space,
-//! with their fields at the offsets the header gives them.
+//! with their fields at the offsets the header gives them.  Byte arrays,
+//! not the structures themselves: `struct allocinfo_counter` has padding,
+//! which a Rust value of it may leave uninitialised (so it is no
+//! `AsBytes`), while a byte array is `FromBytes` and `AsBytes` as it is.
 
 use core::mem::{offset_of, size_of};
 use kernel::bindings;
@@ -11,8 +14,6 @@ use kernel::bindings::{
     allocinfo_content_id, allocinfo_counter, allocinfo_filter, allocinfo_get_at, allocinfo_tag,
     allocinfo_tag_data,
 };
-
-use super::procfs::UserData;
 
 /// `ALLOCINFO_IOC_CONTENT_ID`: a number that changes when modules come or go.
 pub(crate) const IOC_CONTENT_ID: u32 = bindings::ALLOCINFO_IOC_CONTENT_ID;
@@ -41,9 +42,6 @@ pub(crate) type ContentIdBuf = [u8; size_of::<allocinfo_content_id>()];
 pub(crate) type GetAtBuf = [u8; size_of::<allocinfo_get_at>()];
 /// `struct allocinfo_tag_data`.
 pub(crate) type TagDataBuf = [u8; size_of::<allocinfo_tag_data>()];
-
-// SAFETY: Byte arrays: any bytes are valid, and there is no padding.
-unsafe impl<const N: usize> UserData for [u8; N] {}
 
 fn u64_at(b: &[u8], off: usize) -> u64 {
     let mut v = [0u8; 8];
