@@ -709,9 +709,10 @@ static inline int ap_start(const char *args)
 
 /*
  * Each of the n parameter strings in bad[] must fail "insmod allocprof",
- * leave no /proc files behind and put a message naming parameter param in
- * the kernel log: ours (message) for a value the module parses, or the
- * kernel's own for a bare "param", which never reaches the module:
+ * leave no /proc files behind and put a message in the kernel log: ours
+ * (message, a fixed string without a single quote) for "param=value",
+ * which the module parses, or the kernel's own naming param for a bare
+ * "param", which never reaches the module:
  * AP_BAD_PARAM_RESULTS test results per string, in this order, each of
  * which ap_check_bad_param() reports alone.
  */
@@ -728,10 +729,12 @@ static inline void ap_check_bad_param(const char *bad, int result, const char *p
 		ksft_test_result(rc != 0 && !ap_module_loaded("allocprof") &&
 				 access(AP_ALLOCINFO, F_OK) && access(AP_SYSCTL, F_OK),
 				 "insmod allocprof %s fails, nothing left\n", bad);
-	} else {
-		ksft_test_result(ap_sh("dmesg -c | grep -q -e '%s' -e 'invalid for parameter .%s.'",
-				       message, param) == 0,
+	} else if (strchr(bad, '=')) {
+		ksft_test_result(ap_sh("dmesg -c | grep -q -F '%s'", message) == 0,
 				 "insmod allocprof %s: message in the kernel log\n", bad);
+	} else {
+		ksft_test_result(ap_sh("dmesg -c | grep -q 'invalid for parameter .%s.'", param) == 0,
+				 "insmod allocprof %s: the kernel's message in its log\n", bad);
 	}
 }
 
@@ -750,6 +753,53 @@ static inline void ap_check_bad_params(const char *const *bad, unsigned int n,
 #define AP_CONTROL "/sys/kernel/debug/allocprof/control"
 #define AP_STACKS "/sys/kernel/debug/allocprof/stacks"
 
+/*
+ * The flags of call site func of module (the control file's name: vmlinux
+ * for a built-in one) in the control file; whether it has one such line.
+ */
+static inline int ap_flags_in(const char *module, const char *func, char *flags, size_t size)
+{
+	char tail[160], *buf = ap_slurp(AP_CONTROL, NULL), *line, *save = NULL;
+	int found = 0;
+
+	if (!buf)
+		return 0;
+	snprintf(tail, sizeof(tail), " [%s]%s =", module, func);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *at = strstr(line, tail);
+
+		if (at) {
+			snprintf(flags, size, "%s", at + strlen(tail));
+			found++;
+		}
+	}
+	free(buf);
+	return found == 1;
+}
+
+/* The flags of the test module's call site func in the control file. */
+static inline int ap_flags_of(const char *func, char *flags, size_t size)
+{
+	return ap_flags_in("allocprof_test", func, flags, size);
+}
+
+/* Whether the flags of call site func of module are want (else says so). */
+static inline int ap_flags_are_in(const char *module, const char *func, const char *want)
+{
+	char flags[8] = "";
+
+	if (ap_flags_in(module, func, flags, sizeof(flags)) && !strcmp(flags, want))
+		return 1;
+	ksft_print_msg("%s %s: flags '%s', expected '%s'\n", module, func, flags, want);
+	return 0;
+}
+
+/* Whether the flags of the test module's call site func are want (else says so). */
+static inline int ap_flags_are(const char *func, const char *want)
+{
+	return ap_flags_are_in("allocprof_test", func, want);
+}
+
 /* One record of the stacks file. */
 struct ap_chain {
 	long long bytes;
@@ -761,18 +811,23 @@ struct ap_chain {
 };
 
 /*
- * The records of the stacks file whose first line has " func:<func> pid:",
- * for the test module's call site func; returns how many (up to max).
+ * The records of the stacks file whose first line has " [module] func:<func>
+ * pid:" (module NULL: a built-in call site, " func:<func> pid:");
+ * returns how many (up to max).
  */
-static inline int ap_chains_of(const char *func, struct ap_chain *out, int max)
+static inline int ap_chains_in(const char *module, const char *func, struct ap_chain *out,
+			       int max)
 {
-	char key[96], *buf = ap_slurp(AP_STACKS, NULL), *line, *next;
+	char key[160], *buf = ap_slurp(AP_STACKS, NULL), *line, *next;
 	struct ap_chain *cur = NULL;
 	int n = 0, in_record = 0;
 
 	if (!buf)
 		return -1;
-	snprintf(key, sizeof(key), " [allocprof_test] func:%s pid:", func);
+	if (module)
+		snprintf(key, sizeof(key), " [%s] func:%s pid:", module, func);
+	else
+		snprintf(key, sizeof(key), " func:%s pid:", func);
 	/*
 	 * A record: its first line (after the header or a blank line), then
 	 * its frames, indented by four spaces, then a blank line.
@@ -801,7 +856,7 @@ static inline int ap_chains_of(const char *func, struct ap_chain *out, int max)
 			memset(&c, 0, sizeof(c));
 			cur = NULL;
 			snprintf(c.first, sizeof(c.first), "%s", line);
-			if (strstr(line, key) && pid && n < max &&
+			if (strstr(line, key) && pid && n < max && (module || !strstr(line, "] func:")) &&
 			    sscanf(line, "%lld %llu", &c.bytes, &c.calls) == 2 &&
 			    sscanf(pid, " pid:%d comm:%31[^\n]", &c.pid, c.comm) >= 1) {
 				out[n] = c;
@@ -813,11 +868,21 @@ static inline int ap_chains_of(const char *func, struct ap_chain *out, int max)
 	return n;
 }
 
-/* Sums the chains of the test module's func; returns how many there are. */
-static inline int ap_chain_sum(const char *func, long long *bytes, unsigned long long *calls)
+/* The records of the stacks file for the test module's call site func. */
+static inline int ap_chains_of(const char *func, struct ap_chain *out, int max)
+{
+	return ap_chains_in("allocprof_test", func, out, max);
+}
+
+/*
+ * Sums the chains of call site func of module (NULL: built in); returns how
+ * many there are.
+ */
+static inline int ap_chain_sum_in(const char *module, const char *func, long long *bytes,
+				  unsigned long long *calls)
 {
 	struct ap_chain c[64];
-	int i, n = ap_chains_of(func, c, 64);
+	int i, n = ap_chains_in(module, func, c, 64);
 
 	*bytes = 0;
 	*calls = 0;
@@ -826,6 +891,12 @@ static inline int ap_chain_sum(const char *func, long long *bytes, unsigned long
 		*calls += c[i].calls;
 	}
 	return n;
+}
+
+/* Sums the chains of the test module's func; returns how many there are. */
+static inline int ap_chain_sum(const char *func, long long *bytes, unsigned long long *calls)
+{
+	return ap_chain_sum_in("allocprof_test", func, bytes, calls);
 }
 
 /*

@@ -102,37 +102,6 @@ static int unchanged(void)
 	return same;
 }
 
-/* The flags of the test module's call site func in the control file. */
-static int flags_of(const char *func, char *flags, size_t size)
-{
-	char tail[96], *buf = ap_slurp(CONTROL, NULL), *line, *save = NULL;
-	int found = 0;
-
-	if (!buf)
-		return 0;
-	snprintf(tail, sizeof(tail), " [allocprof_test]%s =", func);
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *at = strstr(line, tail);
-
-		if (at) {
-			snprintf(flags, size, "%s", at + strlen(tail));
-			found++;
-		}
-	}
-	free(buf);
-	return found == 1;
-}
-
-static int flags_are(const char *func, const char *want)
-{
-	char flags[8] = "";
-
-	if (flags_of(func, flags, sizeof(flags)) && !strcmp(flags, want))
-		return 1;
-	ksft_print_msg("%s: flags '%s', expected '%s'\n", func, flags, want);
-	return 0;
-}
-
 /* Lines of a file that do not start with '#'. */
 static int count_lines(const char *path, const char *with)
 {
@@ -308,7 +277,7 @@ static void t_max_commands(int i)
 	int err = w ? control(w) : ENOMEM;
 
 	(void)i;
-	ksft_test_result(err == 0 && flags_are("aptest_kmalloc_8", "ps") &&
+	ksft_test_result(err == 0 && ap_flags_are("aptest_kmalloc_8", "ps") &&
 			 control("func aptest_kmalloc_8 -s") == 0 && unchanged(),
 			 "a write of %d commands (%zu bytes) runs: the last gives s (%s)\n",
 			 MAX_COMMANDS, w ? strlen(w) : 0, strerror(err));
@@ -340,7 +309,7 @@ static void t_max_words(int i)
 	for (c = w; *c; c++)
 		words += (c == w || c[-1] == ' ') && *c != ' ';
 	ksft_test_result(words == MAX_WORDS && control(w) == 0 &&
-			 flags_are("aptest_kmalloc_8", "ps") &&
+			 ap_flags_are("aptest_kmalloc_8", "ps") &&
 			 control("func aptest_kmalloc_8 -s") == 0 && unchanged(),
 			 "a command of %d words runs\n", words);
 }
@@ -357,8 +326,8 @@ static void t_file_func_line(int i)
 {
 	(void)i;
 	ksft_test_result(control("file allocprof_test.c func aptest_k*_8 line 1-999999 +s") == 0 &&
-			 flags_are("aptest_kmalloc_8", "ps") && flags_are("aptest_kmalloc_100", "p") &&
-			 flags_are("aptest_kmalloc_1000", "p"),
+			 ap_flags_are("aptest_kmalloc_8", "ps") && ap_flags_are("aptest_kmalloc_100", "p") &&
+			 ap_flags_are("aptest_kmalloc_1000", "p"),
 			 "file (base name), func glob, line range: one call site\n");
 }
 
@@ -366,8 +335,8 @@ static void t_two_commands(int i)
 {
 	(void)i;
 	ksft_test_result(control("# two commands\nfunc aptest_kmalloc_8 =_; func 'aptest_kmalloc_1?00' -p") == 0 &&
-			 flags_are("aptest_kmalloc_8", "_") && flags_are("aptest_kmalloc_1000", "_") &&
-			 flags_are("aptest_kmalloc_3000", "p"),
+			 ap_flags_are("aptest_kmalloc_8", "_") && ap_flags_are("aptest_kmalloc_1000", "_") &&
+			 ap_flags_are("aptest_kmalloc_3000", "p"),
 			 "two commands in one write, quoted glob with ?\n");
 }
 
@@ -412,7 +381,7 @@ static void t_line_inclusive(int i)
 
 	(void)i;
 	snprintf(cmd, sizeof(cmd), "file allocprof_test.c line %d +s", n);
-	ok = n > 1 && control(cmd) == 0 && flags_are("aptest_kmalloc_8", "ps") &&
+	ok = n > 1 && control(cmd) == 0 && ap_flags_are("aptest_kmalloc_8", "ps") &&
 	     count_lines(CONTROL, " =ps") == 1;
 	snprintf(cmd, sizeof(cmd), "file allocprof_test.c line %d-%d -s", n - 1, n);
 	ksft_test_result(ok && control(cmd) == 0 && unchanged(),
@@ -433,7 +402,7 @@ static void t_p_off(int i)
 	ap_test_alloc(p_site, 4);
 	ksft_test_result(!ap_site("allocprof_test", p_func).inaccurate &&
 			 control("module allocprof_test func aptest_kmalloc_100 -p") == 0 &&
-			 flags_are(p_func, "_") && ap_site("allocprof_test", p_func).inaccurate,
+			 ap_flags_are(p_func, "_") && ap_site("allocprof_test", p_func).inaccurate,
 			 "-p: flags _, accurate:no from now on\n");
 }
 
@@ -455,7 +424,7 @@ static void t_p_on(int i)
 {
 	(void)i;
 	ap_test_alloc(p_site, 2);
-	ksft_test_result(control("func aptest_kmalloc_100 +p") == 0 && flags_are(p_func, "p"),
+	ksft_test_result(control("func aptest_kmalloc_100 +p") == 0 && ap_flags_are(p_func, "p"),
 			 "+p: flags p\n");
 }
 
@@ -490,7 +459,7 @@ static void t_s_helper(int i)
 		ksft_print_msg("cannot read the test module's callers file\n");
 		h_unit = -1;
 	}
-	ksft_test_result(control("func aptest_helper +s") == 0 && flags_are("aptest_helper", "ps"),
+	ksft_test_result(control("func aptest_helper +s") == 0 && ap_flags_are("aptest_helper", "ps"),
 			 "func aptest_helper +s: flags ps\n");
 }
 
@@ -552,7 +521,7 @@ static void t_s_minus(int i)
 	control("func aptest_helper -s");
 	ap_write_file(CALLERS, "a 2", 3);
 	n = ap_chains_of("aptest_helper", c, 4);
-	ksft_test_result(flags_are("aptest_helper", "p") &&
+	ksft_test_result(ap_flags_are("aptest_helper", "p") &&
 			 ap_expect("aptest_helper", 10 * h_unit, 10) && n == 2 &&
 			 c[0].calls + c[1].calls == 8,
 			 "-s: new allocations counted, not watched; old chains stay\n");
@@ -655,7 +624,7 @@ static void t_race_watch(int i)
 
 	(void)i;
 	ok = control("func " RACE_FUNC " +s") == 0 && control("func " RACE_OTHER " +s") == 0 &&
-	     flags_are(RACE_FUNC, "ps") && flags_are(RACE_OTHER, "ps") &&
+	     ap_flags_are(RACE_FUNC, "ps") && ap_flags_are(RACE_OTHER, "ps") &&
 	     ap_test_alloc("pages_partial", 1) == 0 && race_other_exact(race_other) &&
 	     ap_expect(RACE_FUNC, 0, 0);
 	ksft_test_result(ok, "partial free race: both sites watched, the other's chain exact\n");
@@ -1030,7 +999,7 @@ static void t_a_flag(int i)
 	(void)i;
 	if (ap_testsite_unit(A_SITE, &a_unit, &calls))
 		a_unit = -1;
-	ksft_test_result(control("func " A_FUNC " +a") == 0 && flags_are(A_FUNC, "pa"),
+	ksft_test_result(control("func " A_FUNC " +a") == 0 && ap_flags_are(A_FUNC, "pa"),
 			 "+a: flags pa\n");
 }
 
@@ -1112,7 +1081,7 @@ static void t_reload(int i)
 	(void)i;
 	ksft_test_result(ap_start("allocinfo_format=2.0") == 0 && unchanged() &&
 			 control("func aptest_kmalloc_8 +s") == 0 &&
-			 flags_are("aptest_kmalloc_8", "ps") &&
+			 ap_flags_are("aptest_kmalloc_8", "ps") &&
 			 ap_sh("rmmod allocprof_test && rmmod allocprof") == 0,
 			 "a reload: every flag p again, commands run; unloaded\n");
 }
