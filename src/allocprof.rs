@@ -29,6 +29,7 @@ mod tags;
 mod text;
 mod watch;
 
+use control::ControlParam;
 use debug::DebugParam;
 use procfs::FormatParam;
 use state::Profiling;
@@ -47,6 +48,7 @@ module! {
 module_param!(mem_profiling, MemProfilingParam, 0o444);
 module_param!(debug, DebugParam, 0o444);
 module_param!(allocinfo_format, FormatParam, 0o444);
+module_param!(control, ControlParam, 0o444);
 
 struct AllocProf {
     profiling: Arc<Profiling>,
@@ -66,6 +68,7 @@ impl kernel::Module for AllocProf {
             debugfs: None,
         };
         this.profiling.register()?;
+        control::apply_param(&this.profiling)?;
         let allocinfo = procfs::AllocInfo::new(this.profiling.clone(), procfs::format())?;
         this.proc = Some(ProcFile::new(c_str!("allocinfo"), 0o400, allocinfo)?);
         // Per-site control and reports; profiling works without them

@@ -19,6 +19,10 @@
 //! - `ages`: the live allocations watched with `a`, by call site and age
 //!   in power-of-two buckets of seconds.
 //!
+//! The module parameter `control=` (on the kernel command line
+//! `allocprof.control=`) gives commands of the same grammar to apply at
+//! load, before the control file exists.
+//!
 //! The flags live in the tags' words (`ids.rs`); the watched allocations
 //! in the profiler's [`Watch`](crate::watch::Watch).
 
@@ -31,6 +35,7 @@ use crate::profiler::Profiler;
 use crate::state::Profiling;
 use crate::sys::backend::{Site, Tag};
 use crate::sys::debugfs::{DebugDir, DebugText, Text};
+use crate::sys::param::{ParamText, ParamValue};
 use crate::sys::task::{self, COMM_LEN};
 use crate::tags::Registry;
 use crate::text::{write_figures, BStr};
@@ -47,6 +52,48 @@ pub(crate) fn files(
     dir.add::<Stacks>(kernel::c_str!("stacks"), 0o400, module)?;
     dir.add::<Ages>(kernel::c_str!("ages"), 0o400, module)?;
     Ok(dir)
+}
+
+/// The longest `control=` value: the kernel command line of x86 has 2048
+/// bytes in all.
+const PARAM_MAX: usize = 2048;
+
+/// The storage of `control=`, as C's `module_param_string()`.
+static PARAM: ParamText<PARAM_MAX> = ParamText::new();
+
+/// `control=`: commands of the control file's grammar, applied at load by
+/// [`apply_param`].  Parsed when the kernel sets it: a bad command fails
+/// the load with the control file's message, before anything is made.
+pub(crate) struct ControlParam;
+
+impl ParamValue for ControlParam {
+    fn set(text: &[u8]) -> Result {
+        if text.len() > PARAM_MAX {
+            pr_err!("control= is longer than {} bytes\n", PARAM_MAX);
+            return Err(EINVAL);
+        }
+        queries(text)?;
+        PARAM.store(text);
+        Ok(())
+    }
+
+    /// The commands given, and a newline.
+    fn get(buf: &mut [u8]) -> usize {
+        PARAM.copy_to(buf)
+    }
+}
+
+/// Applies the commands of `control=`, if it was given, to the call sites
+/// there are now.  An error fails the load: for `mem_profiling=never`
+/// (`ENODEV`, with the control file's message) and when memory runs out.
+pub(crate) fn apply_param(profiling: &Profiling) -> Result {
+    let text = PARAM.to_vec()?;
+    if text.is_empty() {
+        return Ok(());
+    }
+    Control::write(profiling, &text)?;
+    pr_info!("control= applied: {}\n", BStr(&text));
+    Ok(())
 }
 
 /// The module name of the kernel's own call sites in queries and in the

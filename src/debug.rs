@@ -71,7 +71,7 @@ impl ParamValue for DebugParam {
         Ok(())
     }
 
-    fn get(buf: &mut [u8; 16]) -> usize {
+    fn get(buf: &mut [u8]) -> usize {
         buf[0] = if enabled() { b'1' } else { b'0' };
         buf[1] = b'\n';
         2

@@ -71,7 +71,7 @@ impl ParamValue for FormatParam {
         Ok(())
     }
 
-    fn get(buf: &mut [u8; 16]) -> usize {
+    fn get(buf: &mut [u8]) -> usize {
         let text: &[u8] = match format() {
             Format::V1 => b"1.0\n",
             Format::V2 => b"2.0\n",

@@ -93,7 +93,10 @@ impl ParamValue for MemProfilingParam {
         Ok(())
     }
 
-    fn get(buf: &mut [u8; 16]) -> usize {
-        load_mode().write(buf)
+    fn get(buf: &mut [u8]) -> usize {
+        let mut text = [0u8; 16];
+        let n = load_mode().write(&mut text);
+        buf[..n].copy_from_slice(&text[..n]);
+        n
     }
 }

@@ -34,7 +34,11 @@
 
 static char cmdline[4096];
 
-/* The value of kernel parameter name= on the command line, or NULL. */
+/*
+ * The value of kernel parameter name= on the command line, or NULL: up to
+ * the next space, or, as the kernel's next_arg() takes it, a value in
+ * double quotes with its spaces, without the quotes.
+ */
 static const char *param(const char *name)
 {
 	static char value[256];
@@ -43,8 +47,10 @@ static const char *param(const char *name)
 
 	while ((p = strstr(p, name))) {
 		if ((p == cmdline || p[-1] == ' ') && p[n] == '=') {
-			if (sscanf(p + n + 1, "%255s", value) != 1)
-				value[0] = '\0';
+			const char *v = p + n + 1;
+			size_t len = *v == '"' ? strcspn(++v, "\"") : strcspn(v, " \n");
+
+			snprintf(value, sizeof(value), "%.*s", (int)len, v);
 			return value;
 		}
 		p += n;
@@ -272,7 +278,7 @@ static void recorded(void)
  * /sys/module/allocprof/parameters), read before anything changes them.
  */
 #define MAX_PARAMS 8
-static char pnames[MAX_PARAMS][32], pvalues[MAX_PARAMS][64];
+static char pnames[MAX_PARAMS][32], pvalues[MAX_PARAMS][256];
 static int nparams;
 
 /* The value parameter name has now (its sysfs file, without the newline). */
@@ -326,6 +332,43 @@ static void e_format(int i)
 	ksft_test_result(header_is(fmt) && lines > 100 && no == (v2 ? lines : 0),
 			 "format %s: %d of %d vmlinux call sites accurate:no, expected %s\n", fmt, no,
 			 lines, v2 ? "all" : "none");
+}
+
+/*
+ * allocprof.control="func NAME +s" (scripts/check's early way): the call
+ * site has the flags ps from the load on, so every allocation counted
+ * there (since the load) was watched: the chains of the stacks report sum
+ * to the calls of /proc/allocinfo.  Tasks come and go meanwhile: a try
+ * counts when two reads of the chains around the read of /proc/allocinfo
+ * agree with it.
+ */
+static void e_control(int i)
+{
+	const char *c = param("allocprof.control");
+	char func[64] = "";
+	unsigned long long calls[2] = { 0, 0 };
+	long long bytes[2];
+	struct ap_fig f = { 0, 0, 0, 0 };
+	int try, ok = 0;
+
+	(void)i;
+	if (!c || sscanf(c, "func %63s +s", func) != 1 || strcmp(c + strlen(c) - 3, " +s")) {
+		ksft_test_result_fail("the command line has no allocprof.control=\"func NAME +s\"\n");
+		return;
+	}
+	for (try = 0; try < 10 && !ok; try++) {
+		ap_chain_sum_in(NULL, func, &bytes[0], &calls[0]);
+		f = ap_site(NULL, func);
+		ap_chain_sum_in(NULL, func, &bytes[1], &calls[1]);
+		ok = f.found == 1 && f.calls > 0 && calls[0] == f.calls && calls[1] == f.calls &&
+		     bytes[0] == f.bytes && bytes[1] == f.bytes;
+	}
+	if (!ok)
+		ksft_print_msg("%s: chains %llu then %llu calls, /proc/allocinfo %llu\n", func,
+			       calls[0], calls[1], f.calls);
+	ksft_test_result(ok && ap_flags_are_in("vmlinux", func, "ps"),
+			 "control=\"%s\": flags ps since the load, its %llu allocations all watched\n",
+			 c, f.calls);
 }
 
 static void e_later_module(int i)
@@ -403,6 +446,7 @@ static const struct ap_step early_steps[] = {
 	AP_STEP(e_loaded),
 	AP_STEP(e_counts_since_load),
 	AP_STEP(e_format),
+	AP_STEP(e_control),
 	AP_STEP(e_later_module),
 	AP_STEP(e_unload_test_module),
 	AP_STEP(e_parameters),

@@ -2,6 +2,10 @@
 /*
  * modparam_test: mem_profiling=0|1|never sets the state at load; any other
  * value fails the load with a message and leaves nothing behind.
+ * control= applies control-file commands at load: the call sites it
+ * selects have its flags before anything else runs, and an allocation
+ * there is watched; a bad command, an overlong value or control= with
+ * mem_profiling=never fails the load with a message, leaving nothing.
  */
 #include "allocprof_lib.h"
 
@@ -14,10 +18,68 @@ static const char *const bad[] = {
 
 static const int nbad = ARRAY_SIZE(bad) * AP_BAD_PARAM_RESULTS;
 
+/* Bad control= values (as insmod's arguments) and the message of each. */
+static const char *const bad_control[][2] = {
+	{ "control=bogus", "is not a keyword nor flags" },
+	{ "'control=\"func aptest_kmalloc_8 +x\"'", "unknown flag" },
+	{ "'control=\"func aptest_kmalloc_8 +s; line 7-3 -s\"'", "ends before it starts" },
+	{ "control=$(printf %02049d 0)", "control= is longer than 2048 bytes" },
+	{ "mem_profiling=never control=+s", "profiling is off for good" },
+};
+
+static const int nbad_control = ARRAY_SIZE(bad_control) * AP_BAD_PARAM_RESULTS;
+
+/* The commands of the good control=, and what they give the test module's sites. */
+#define CONTROL_CMDS "func aptest_kmalloc_8 +s; func aptest_kmalloc_100 +a"
+#define WATCHED 3
+
 static void t_bad(int k)
 {
 	ap_check_bad_param(bad[k / AP_BAD_PARAM_RESULTS], k % AP_BAD_PARAM_RESULTS, "mem_profiling",
 			   "mem_profiling= must be 0, 1 or never");
+}
+
+static void t_bad_control(int k)
+{
+	const char *const *c = bad_control[k / AP_BAD_PARAM_RESULTS];
+
+	ap_check_bad_param(c[0], k % AP_BAD_PARAM_RESULTS, "control", c[1]);
+}
+
+static void t_control(int i)
+{
+	int ok;
+
+	(void)i;
+	ok = ap_sh("modprobe allocprof_test") == 0 &&
+	     ap_sh("insmod /lib/modules/$(uname -r)/extra/allocprof.ko 'control=\"" CONTROL_CMDS
+		   "\"'") == 0;
+	ksft_test_result(ok && ap_flags_are("aptest_kmalloc_8", "ps") &&
+			 ap_flags_are("aptest_kmalloc_100", "pa") &&
+			 ap_flags_are("aptest_cache_alloc", "p") &&
+			 ap_sh("dmesg -c | grep -q -F 'control= applied: " CONTROL_CMDS "'") == 0,
+			 "control=\"%s\": the flags at load, and a message\n", CONTROL_CMDS);
+}
+
+static void t_control_watched(int i)
+{
+	long long bytes = 0;
+	unsigned long long calls = 0;
+	int ok;
+
+	(void)i;
+	ok = ap_test_alloc("kmalloc_8", WATCHED) == 0 &&
+	     ap_chain_sum("aptest_kmalloc_8", &bytes, &calls) == 1;
+	ksft_test_result(ok && calls == WATCHED && ap_expect("aptest_kmalloc_8", bytes, WATCHED),
+			 "%d allocations at aptest_kmalloc_8: one chain of %d calls with the bytes of /proc/allocinfo\n",
+			 WATCHED, WATCHED);
+}
+
+static void t_control_unload(int i)
+{
+	(void)i;
+	ksft_test_result(ap_test_free("kmalloc_8") == 0 &&
+			 ap_sh("rmmod allocprof_test && rmmod allocprof") == 0, "free, unload\n");
 }
 
 static void t_zero(int i)
@@ -61,6 +123,10 @@ static const struct ap_step steps[] = {
 	AP_STEP(t_one),
 	AP_STEP(t_default),
 	AP_STEP(t_unload),
+	AP_STEP_EACH(t_bad_control, &nbad_control),
+	AP_STEP(t_control),
+	AP_STEP(t_control_watched),
+	AP_STEP(t_control_unload),
 };
 
 int main(void)

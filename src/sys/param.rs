@@ -6,10 +6,15 @@
 //! `struct kernel_param` placed in the `__param` section, as C's
 //! `module_param_cb()` does; see [`module_param!`](crate::module_param).
 
-use core::marker::PhantomData;
+use core::{
+    marker::PhantomData,
+    sync::atomic::{AtomicU8, AtomicUsize, Ordering},
+};
 use kernel::{
+    alloc::{flags::GFP_KERNEL, KVec},
     bindings,
     ffi::{c_char, c_int},
+    page::PAGE_SIZE,
     str::CStr,
 };
 
@@ -18,8 +23,64 @@ pub(crate) trait ParamValue {
     /// Takes the text given at load time (`insmod m name=text`); an error
     /// fails the load.
     fn set(text: &[u8]) -> kernel::error::Result;
-    /// Writes the current value into `buf`; returns the number of bytes.
-    fn get(buf: &mut [u8; 16]) -> usize;
+    /// Writes the current value into `buf` (the kernel's page for it, of
+    /// `PAGE_SIZE` bytes); returns the number of bytes.
+    fn get(buf: &mut [u8]) -> usize;
+}
+
+/// The text of a parameter kept for `init`, up to `N` bytes: the storage of
+/// a parameter whose value is text, as C's `module_param_string()`.  Atomic
+/// bytes, as the kernel may store while something reads (a parameter given
+/// twice is stored twice); `init` takes the last value whole.
+pub(crate) struct ParamText<const N: usize> {
+    bytes: [AtomicU8; N],
+    len: AtomicUsize,
+}
+
+impl<const N: usize> ParamText<N> {
+    /// Empty.
+    pub(crate) const fn new() -> Self {
+        Self {
+            bytes: [const { AtomicU8::new(0) }; N],
+            len: AtomicUsize::new(0),
+        }
+    }
+
+    /// Keeps `text`, which the caller checked is at most `N` bytes.
+    pub(crate) fn store(&self, text: &[u8]) {
+        for (b, &c) in self.bytes.iter().zip(text) {
+            b.store(c, Ordering::Relaxed);
+        }
+        self.len.store(text.len().min(N), Ordering::Release);
+    }
+
+    /// Copies the text kept and a newline into `buf` (as much as fits);
+    /// returns the number of bytes.
+    pub(crate) fn copy_to(&self, buf: &mut [u8]) -> usize {
+        let len = self
+            .len
+            .load(Ordering::Acquire)
+            .min(buf.len().saturating_sub(1));
+        for (out, b) in buf.iter_mut().zip(&self.bytes[..len]) {
+            *out = b.load(Ordering::Relaxed);
+        }
+        if let Some(nl) = buf.get_mut(len) {
+            *nl = b'\n';
+            len + 1
+        } else {
+            len
+        }
+    }
+
+    /// A copy of the text kept.
+    pub(crate) fn to_vec(&self) -> kernel::error::Result<KVec<u8>> {
+        let len = self.len.load(Ordering::Acquire);
+        let mut v = KVec::with_capacity(len, GFP_KERNEL)?;
+        for b in &self.bytes[..len] {
+            v.push(b.load(Ordering::Relaxed), GFP_KERNEL)?;
+        }
+        Ok(v)
+    }
 }
 
 /// # Safety
@@ -49,11 +110,10 @@ unsafe extern "C" fn param_get<V: ParamValue>(
     buffer: *mut c_char,
     _kp: *const bindings::kernel_param,
 ) -> c_int {
-    let mut text = [0u8; 16];
-    let n = V::get(&mut text);
-    // SAFETY: The buffer has room for `PAGE_SIZE` bytes, more than 16.
-    unsafe { core::ptr::copy_nonoverlapping(text.as_ptr(), buffer.cast::<u8>(), n) };
-    n as c_int
+    // SAFETY: The kernel hands a buffer of `PAGE_SIZE` bytes, ours for the
+    // call.
+    let buf = unsafe { core::slice::from_raw_parts_mut(buffer.cast::<u8>(), PAGE_SIZE) };
+    V::get(buf) as c_int
 }
 
 /// The operations of a parameter of type `V`.
