@@ -39,7 +39,7 @@ use crate::sys::param::{ParamText, ParamValue};
 use crate::sys::task::{self, COMM_LEN};
 use crate::tags::Registry;
 use crate::text::{write_figures, BStr};
-use crate::watch::{self, AgeRow, ChainRow};
+use crate::watch::{self, AgeRow, ChainRow, Watch};
 
 /// `/sys/kernel/debug/allocprof/` with the control file and the reports,
 /// of the profiler of `profiling`.
@@ -467,20 +467,39 @@ impl DebugText for Stacks {
     type Data = Profiling;
 
     fn text(profiling: &Profiling, out: &mut Text) -> Result {
-        out.write(b"# allocprof stacks: live allocations of call sites with the s flag, by call chain, biggest first\n");
-        profiling
-            .with_profiler(|p| -> Result {
-                let rows = p.watch.chains()?;
-                p.watch.stats().write(out);
-                let mut frames = KVec::from_elem(0u8, 4096, GFP_KERNEL)?;
-                let mut registry = p.registry.lock();
-                for row in rows.iter() {
-                    write_chain(out, &mut registry, row, &mut frames);
-                }
-                Ok(())
-            })
-            .unwrap_or(Ok(()))
+        let mut frames = KVec::from_elem(0u8, 4096, GFP_KERNEL)?;
+        write_report(
+            profiling,
+            out,
+            b"# allocprof stacks: live allocations of call sites with the s flag, by call chain, biggest first\n",
+            Watch::chains,
+            |out, registry, row| write_chain(out, registry, row, &mut frames),
+        )
     }
+}
+
+/// A report of the watched allocations: its header, the tables'
+/// statistics, then a line or record for each of the rows `rows` makes,
+/// which `write_row` writes (nothing after the header for `never`).
+fn write_report<R>(
+    profiling: &Profiling,
+    out: &mut Text,
+    header: &[u8],
+    rows: impl FnOnce(&Watch) -> Result<KVVec<R>>,
+    mut write_row: impl FnMut(&mut Text, &mut Registry, &R),
+) -> Result {
+    out.write(header);
+    profiling
+        .with_profiler(|p| -> Result {
+            let rows = rows(&p.watch)?;
+            p.watch.stats().write(out);
+            let mut registry = p.registry.lock();
+            for row in rows.iter() {
+                write_row(out, &mut registry, row);
+            }
+            Ok(())
+        })
+        .unwrap_or(Ok(()))
 }
 
 /// A report line's start: the figures and the call site, as in
@@ -536,18 +555,13 @@ impl DebugText for Ages {
     type Data = Profiling;
 
     fn text(profiling: &Profiling, out: &mut Text) -> Result {
-        out.write(b"# allocprof ages: live allocations of call sites with the a flag, by age in power-of-two buckets of seconds\n");
-        profiling
-            .with_profiler(|p| -> Result {
-                let rows = p.watch.ages()?;
-                p.watch.stats().write(out);
-                let mut registry = p.registry.lock();
-                for row in rows.iter() {
-                    write_age(out, &mut registry, row);
-                }
-                Ok(())
-            })
-            .unwrap_or(Ok(()))
+        write_report(
+            profiling,
+            out,
+            b"# allocprof ages: live allocations of call sites with the a flag, by age in power-of-two buckets of seconds\n",
+            Watch::ages,
+            write_age,
+        )
     }
 }
 
