@@ -148,7 +148,8 @@ impl<'a> Tag<'a> {
     /// the boot record could not hold).
     pub(crate) fn inaccurate(self) -> bool {
         // SAFETY: The tag is valid for `'a` (type invariant); the kernel
-        // only ever sets the flag, with a plain store to an aligned word.
+        // only ever sets bits of the aligned word (the flag, and the boot
+        // record's id above it), with plain stores.
         let flags = unsafe { ptr::read_volatile(ptr::addr_of!((*self.0.get()).ct.flags)) };
         flags & bindings::CODETAG_FLAG_INACCURATE != 0
     }
