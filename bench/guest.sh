@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs in the guest (bench/run): the benchmark of one boot.
 #   sh guest.sh BOOT RUNS MODULE_PARAMS EXTRAS WATCH
-# BOOT: noprof | upstream | upstream-off | base | record | cover-*.  The
+# BOOT: noprof | upstream | upstream-off | base | record | base-many |
+# record-many | cover-*.  The
 # base boot measures three configurations in turn: base (allocprof not
 # loaded, before any load), then allocprof-on and allocprof-off alternately
 # (vm.mem_profiling switched between runs); with WATCH 1 (the -icount
@@ -22,7 +23,10 @@
 # report's statistics line is recorded after every watched run (also in
 # /root/out/watch_stats.txt as it reads).  The record boot (booted with
 # alloc_tag.record=1) measures the recording kernel, then times allocprof's
-# adoption of the record.  A cover-* boot only measures the coverage right
+# adoption of the record.  The *-many boots load the small modules of
+# bench/many.c (/root/many_*.ko) first, then measure the patched kernel
+# without allocprof (base-many) and allocprof on (allocprof-on-many), or
+# the recording kernel (record-many).  A cover-* boot only measures the coverage right
 # after boot.  RUNS: module loads per configuration.
 # MODULE_PARAMS: the iteration counts for allocprof_bench.ko.  EXTRAS: 1 to
 # also take the memory figures, the /proc/allocinfo read cost, the
@@ -219,6 +223,16 @@ adoption() {
 	grep -q "^cfg=$1 fig=adoption" "$out" || { echo "bench: allocprof did not adopt the record"; dmesg | grep allocprof; exit 1; }
 }
 
+# The small modules of the *-many boots, loaded before the benchmark's.
+load_many() {
+	n=0
+	for m in /root/many_*.ko; do
+		insmod "$m"
+		n=$((n + 1))
+	done
+	echo "cfg=$1 fig=many_modules n=$n" >>"$out"
+}
+
 case "$boot" in
 cover-upstream)
 	coverage "$boot"
@@ -239,6 +253,17 @@ record)
 	extras record
 	modprobe allocprof
 	adoption record
+	rmmod allocprof
+	;;
+record-many)
+	load_many record-many
+	bench_runs record-many
+	;;
+base-many)
+	load_many base-many
+	bench_runs base-many
+	modprobe allocprof
+	bench_runs allocprof-on-many
 	rmmod allocprof
 	;;
 noprof | upstream | upstream-off)
