@@ -124,10 +124,11 @@ impl<'a> Tag<'a> {
     /// read by hooks at any time, so an atomic.
     #[inline(always)]
     fn backend(self) -> &'a AtomicU64 {
-        // SAFETY: The tag is valid for `'a` (type invariant); `backend` is
-        // an aligned `unsigned long`, which has the layout of `AtomicU64`
-        // on 64-bit machines, and only the back end accesses it, always
-        // through this.
+        // `backend` is an aligned `unsigned long`, which has the layout of
+        // `AtomicU64` on 64-bit machines; only the back end accesses it,
+        // always through this.
+        // SAFETY: So it is a valid `AtomicU64` as long as the tag, for `'a`
+        // (type invariant).
         unsafe { AtomicU64::from_ptr(ptr::addr_of_mut!((*self.0.get()).backend).cast()) }
     }
 
@@ -157,10 +158,10 @@ impl<'a> Tag<'a> {
     /// The tag's names and line.
     fn names(self) -> Names<'a> {
         let tag = self.0.get();
-        // SAFETY: The tag is valid for `'a` (type invariant), and these
-        // fields are not written once its image is loaded (the kernel
-        // writes `flags`, which is not read here: no reference to the
-        // whole `codetag` is made).
+        // These fields are not written once the tag's image is loaded (the
+        // kernel writes `flags`, which is not read here: no reference to
+        // the whole `codetag` is made).
+        // SAFETY: So they can be read while the tag is valid, for `'a`.
         let (file, function, module, line) = unsafe {
             let ct = ptr::addr_of!((*tag).ct);
             ((*ct).filename, (*ct).function, (*ct).modname, (*ct).lineno)

@@ -77,14 +77,15 @@ pub(crate) trait DebugText: 'static {
 /// `inode` is the inode of a file [`DebugDir::add`] made with `F`, and
 /// this is its `open` or `write` operation.
 unsafe fn data<'a, F: DebugText>(inode: *const bindings::inode) -> &'a F::Data {
-    // SAFETY: debugfs keeps the data given to `debugfs_create_file()` in
-    // the inode's `i_private`: the `F::Data` of the `DebugDir`'s `data`
-    // (its type invariant).  debugfs runs `open` and `write` between
+    // debugfs keeps the data given to `debugfs_create_file()` in the
+    // inode's `i_private`: the `F::Data` of the `DebugDir`'s `data` (its
+    // type invariant).  debugfs runs `open` and `write` between
     // `debugfs_file_get()` and `debugfs_file_put()` (its proxy file
     // operations), and `debugfs_remove()` waits for those before it
-    // returns; the `DebugDir` drops its reference after that, so the data
-    // outlives the operation we are in.  (`release` may run after the
-    // removal: it does not use the data.)
+    // returns; the `DebugDir` drops its reference after that.  (`release`
+    // may run after the removal: it does not use the data.)
+    //
+    // SAFETY: So `i_private` is a live `F::Data` during this operation.
     unsafe { &*(*inode).i_private.cast::<F::Data>() }
 }
 
@@ -237,11 +238,12 @@ impl<T: Send + Sync + 'static> DebugDir<T> {
         let data = core::ptr::from_ref::<T>(&self.data)
             .cast_mut()
             .cast::<c_void>();
-        // SAFETY: `name` is static; the operations live in `self.ops` until
-        // after the directory and its files are removed (drop), and the
-        // module owning them is pinned while a file is open; `data` points
-        // to the `T` that `self.data` holds until then too.
+        // `name` is static; the operations live in `self.ops` until after
+        // the directory and its files are removed (drop), and the module
+        // owning them is pinned while a file is open; `data` is the `T`
+        // that `self.data` holds until then too.
         // INVARIANT: The file's data is `self.data`'s `T`.
+        // SAFETY: So every pointer passed outlives the file.
         let f = from_err_ptr(unsafe {
             bindings::debugfs_create_file(
                 name.as_char_ptr(),

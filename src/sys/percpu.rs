@@ -78,12 +78,13 @@ impl<T: Zeroable> Drop for PerCpuArray<T> {
 /// CPU.
 #[inline]
 pub(crate) unsafe fn read_on_cpu(p: *mut u64, cpu: u32) -> u64 {
-    // SAFETY: `per_cpu_ptr` turns the per-CPU pointer into that CPU's copy,
-    // valid and aligned for as long as the allocation, which the caller
-    // keeps live over the call.  `AtomicU64` has the layout of `u64`, and
-    // every other access to the copy is a single instruction of its own
-    // CPU (the `this_cpu_*` functions here): an atomic load sees one value
-    // or the next, never a mix.
+    // `per_cpu_ptr` turns the per-CPU pointer into that CPU's copy, valid
+    // and aligned for as long as the allocation, which the caller keeps
+    // live over the call.  `AtomicU64` has the layout of `u64`, and every
+    // other access to the copy is a single instruction of its own CPU (the
+    // `this_cpu_*` functions here): an atomic load sees one value or the
+    // next, never a mix.
+    // SAFETY: So the copy is a valid `AtomicU64` during the call.
     let copy = unsafe { AtomicU64::from_ptr(bindings::per_cpu_ptr(p.cast(), cpu as _).cast()) };
     copy.load(Ordering::Relaxed)
 }

@@ -118,12 +118,12 @@ pub(crate) trait SeqSource: Send + Sync + 'static {
 /// `inode` is the inode of a [`ProcFile<S>`]'s entry, in one of the
 /// entry's operations.
 unsafe fn source<'a, S: SeqSource>(inode: *const bindings::inode) -> &'a S {
-    // SAFETY: `pde_data()` is the inode's `i_private`: the data given to
-    // `proc_create_data()`, the `S` the `ProcFile` holds a reference on
-    // (its type invariant).  The `ProcFile` drops that reference only after
+    // `pde_data()` is the inode's `i_private`: the data given to
+    // `proc_create_data()`, the `S` the `ProcFile` holds a reference on (its
+    // type invariant).  The `ProcFile` drops that reference only after
     // `proc_remove()` returned, which waits for the callers inside the
-    // entry's operations and releases its open files, so the `S` outlives
-    // the operation we are in.
+    // entry's operations and releases its open files.
+    // SAFETY: So `i_private` is a live `S` during this operation.
     unsafe { &*(*inode).i_private.cast::<S>() }
 }
 
@@ -328,10 +328,10 @@ impl<S: SeqSource> ProcFile<S> {
         let data = core::ptr::from_ref::<S>(&source)
             .cast_mut()
             .cast::<c_void>();
-        // SAFETY: `name` and the promoted `PROC_OPS` live for the whole
-        // program; a NULL parent means the top of `/proc`; `data` points to
-        // the `S` that `source`, kept in the result, holds until the entry
-        // is removed (`drop`).
+        // `name` and the promoted `PROC_OPS` live for the whole program, a
+        // NULL parent means the top of `/proc`, and `data` is the `S` that
+        // `source`, kept in the result, holds until the entry is removed.
+        // SAFETY: So every pointer passed outlives the entry.
         let entry = unsafe {
             bindings::proc_create_data(
                 name.as_char_ptr(),

@@ -39,10 +39,11 @@ unsafe extern "C" fn handler<V: SysctlValue>(
 ) -> c_int {
     // SAFETY: Valid for the call, as the sysctl core guarantees.
     let (len, pos) = unsafe { (&mut *lenp, &mut *ppos) };
-    // SAFETY: `table` is the table of a `Sysctl<V>`, whose `data` points to
-    // the `V` the `Sysctl` holds a reference on (type invariant); the
-    // `Sysctl` unregisters the table, which waits for running handlers,
-    // before it drops that reference, so the `V` outlives this call.
+    // `table` is the table of a `Sysctl<V>`, whose `data` points to the `V`
+    // the `Sysctl` holds a reference on (type invariant); the `Sysctl`
+    // unregisters the table, which waits for running handlers, before it
+    // drops that reference.
+    // SAFETY: So `data` is a live `V` during this call.
     let value = unsafe { &*(*table).data.cast::<V>() };
     if write != 0 {
         // As upstream's `proc_do_static_key()`: the file's mode lets root
