@@ -15,7 +15,8 @@
 //!   and a message naming the bad word; nothing is changed then.
 //! - `stacks`: the live allocations watched with `s`, by call site and
 //!   call chain, biggest first, with the task of the latest allocation
-//!   (its name escaped: see `write_task_name`).
+//!   (its name escaped: see `write_task_name`); each chain from the caller
+//!   of the allocation function on (see `callers`).
 //! - `ages`: the live allocations watched with `a`, by call site and age
 //!   in power-of-two buckets of seconds.
 //!
@@ -467,25 +468,74 @@ impl DebugText for Stacks {
     type Data = Profiling;
 
     fn text(profiling: &Profiling, out: &mut Text) -> Result {
-        let mut frames = KVec::from_elem(0u8, 4096, GFP_KERNEL)?;
+        // One buffer for counting the frames left out, one for the rows.
+        let mut counting = KVec::from_elem(0u8, FRAMES_TEXT, GFP_KERNEL)?;
+        let mut frames = KVec::from_elem(0u8, FRAMES_TEXT, GFP_KERNEL)?;
         write_report(
             profiling,
             out,
             b"# allocprof stacks: live allocations of call sites with the s flag, by call chain, biggest first\n",
             Watch::chains,
+            |out, rows| {
+                let left_out: usize = rows
+                    .iter()
+                    .filter_map(|row| row.stack)
+                    .map(|stack| callers(stack.write_frames(&mut counting)).1)
+                    .sum();
+                let _ = writeln!(
+                    out,
+                    "# allocator frames left out: {left_out} (each chain starts at the caller of the allocation function, after its outermost *_noprof frame)"
+                );
+            },
             |out, registry, row| write_chain(out, registry, row, &mut frames),
         )
     }
 }
 
+/// The bytes of a chain's frames as the stack depot prints them.
+const FRAMES_TEXT: usize = 4096;
+
+/// The frames of a chain as the stack depot prints them (a frame a line,
+/// innermost first) from the caller of the allocation function on: those
+/// after the outermost frame of a `*_noprof` function (the allocators'
+/// entry points, which `alloc_hooks()` calls at the call site), and how
+/// many were left out.  All of them if no frame is such a function, or if
+/// none would be left.
+fn callers(frames: &[u8]) -> (&[u8], usize) {
+    let mut end = 0;
+    let mut after = None;
+    for (i, line) in frames.split_inclusive(|&b| b == b'\n').enumerate() {
+        end += line.len();
+        if is_allocation_api(line) {
+            after = Some((end, i + 1));
+        }
+    }
+    match after {
+        Some((at, n)) if at < frames.len() => (&frames[at..], n),
+        _ => (frames, 0),
+    }
+}
+
+/// Whether a frame line (`"    name+0x1f/0x40 [module]"`) is in a function
+/// whose name ends in `_noprof`, or in a compiler's copy of one
+/// (`name.isra.0`).
+fn is_allocation_api(line: &[u8]) -> bool {
+    let start = line.iter().position(|&b| b != b' ').unwrap_or(line.len());
+    let symbol = line[start..].split(|&b| b == b'+').next();
+    let name = symbol.and_then(|s| s.split(|&b| b == b'.').next());
+    name.is_some_and(|n| n.ends_with(b"_noprof"))
+}
+
 /// A report of the watched allocations: its header, the tables'
-/// statistics, then a line or record for each of the rows `rows` makes,
-/// which `write_row` writes (nothing after the header for `never`).
+/// statistics and what `summary` writes of the rows `rows` makes, then a
+/// line or record for each of them, which `write_row` writes (nothing
+/// after the header for `never`).
 fn write_report<R>(
     profiling: &Profiling,
     out: &mut Text,
     header: &[u8],
     rows: impl FnOnce(&Watch) -> Result<KVVec<R>>,
+    summary: impl FnOnce(&mut Text, &[R]),
     mut write_row: impl FnMut(&mut Text, &mut Registry, &R),
 ) -> Result {
     out.write(header);
@@ -493,6 +543,7 @@ fn write_report<R>(
         .with_profiler(|p| -> Result {
             let rows = rows(&p.watch)?;
             p.watch.stats().write(out);
+            summary(out, &rows);
             let mut registry = p.registry.lock();
             for row in rows.iter() {
                 write_row(out, &mut registry, row);
@@ -543,7 +594,7 @@ fn write_chain(out: &mut Text, registry: &mut Registry, row: &ChainRow, frames: 
     write_task_name(out, row.task.name());
     out.write(b"\n");
     if let Some(stack) = row.stack {
-        out.write(stack.write_frames(frames));
+        out.write(callers(stack.write_frames(frames)).0);
     }
     out.write(b"\n");
 }
@@ -560,6 +611,7 @@ impl DebugText for Ages {
             out,
             b"# allocprof ages: live allocations of call sites with the a flag, by age in power-of-two buckets of seconds\n",
             Watch::ages,
+            |_, _| {},
             write_age,
         )
     }

@@ -14,7 +14,9 @@
  *   /proc/allocinfo 2.0 from then on;
  * - s: one tagged helper called from two functions shows two chains, each
  *   with its own exact bytes and calls, the pid and name of this process,
- *   its caller in its frames; every chain goes when its memory is freed;
+ *   its caller in its frames, each from the allocating function on (the
+ *   allocator's frames left out, counted); every chain goes when its memory
+ *   is freed;
  *   the chains of every test call site (pages, splits, partial frees,
  *   bulk, percpu, vmalloc) add up to the call site's figures exactly;
  * - a partial free whose page's last put (a timer's, in hard irq) lands
@@ -497,6 +499,34 @@ static void t_s_own_caller(int i)
 			 !strstr(c[h_b].frames, "aptest_from_a+") &&
 			 strstr(c[h_a].frames, "aptest_helper+"),
 			 "stacks: each chain shows its own caller\n");
+}
+
+/*
+ * Each chain starts at the caller of the allocation function: its first
+ * frame is the allocating function (aptest_helper, not inlined), no frame is
+ * an allocator's *_noprof entry point or the slab hook below it, and the
+ * statistics say frames were left out (at least the kmalloc entry point of
+ * each of the two chains).
+ */
+static void t_s_callers(int i)
+{
+	struct ap_chain *c = h_chains;
+	char *buf = ap_slurp(STACKS, NULL), *line;
+	long left_out = -1;
+	int k, ok = h_n == 2;
+
+	(void)i;
+	line = buf ? strstr(buf, "\n# allocator frames left out: ") : NULL;
+	if (!line || sscanf(line, "\n# allocator frames left out: %ld ", &left_out) != 1)
+		ok = 0;
+	for (k = 0; ok && k < h_n; k++)
+		ok = !strncmp(c[k].frames, "aptest_helper+", strlen("aptest_helper+")) &&
+		     !strstr(c[k].frames, "_noprof+") && !strstr(c[k].frames, "_noprof.") &&
+		     !strstr(c[k].frames, "alloc_hook");
+	free(buf);
+	ksft_test_result(ok && left_out >= h_n,
+			 "stacks: each chain starts at aptest_helper, no allocator frame; %ld left out\n",
+			 left_out);
 }
 
 static void t_s_pid(int i)
@@ -1112,6 +1142,7 @@ static const struct ap_step steps[] = {
 	AP_STEP(t_s_allocinfo),
 	AP_STEP(t_s_two_chains),
 	AP_STEP(t_s_own_caller),
+	AP_STEP(t_s_callers),
 	AP_STEP(t_s_pid),
 	AP_STEP(t_s_minus),
 	AP_STEP(t_s_free),
