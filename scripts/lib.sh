@@ -9,6 +9,10 @@ KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
 RUSTC_BIN=/usr/bin/rustc
 BINDGEN_VERSION=0.69.5
 BINDGEN_BIN=${BINDGEN_BIN:-$HOME/.cargo/bin/bindgen}
+# promtool, for the allocinfo crate's test of its Prometheus output: taken
+# out of Debian's prometheus package by scripts/setup, not installed (that
+# would start a Prometheus server on this machine).
+PROMTOOL_BIN=$CACHE/tools/promtool
 LLVM_SUFFIX=-19
 
 # Packages installed by scripts/setup, by name only: everything the

@@ -72,7 +72,7 @@ fn prom_module(m: &Option<String>) -> &str {
 
 fn site_labels(k: &SiteKey) -> String {
     format!(
-        "file=\"{}\",line=\"{}\",func=\"{}\",module=\"{}\"",
+        "file=\"{}\",line=\"{}\",function=\"{}\",module=\"{}\"",
         escape_label_value(&k.file),
         k.line,
         escape_label_value(&k.func),
@@ -292,13 +292,13 @@ pub fn render_top(rows: &[Record], summary: TopSummary, fmt: Format) -> Result<S
             }
             prom_header(
                 &mut out,
-                "allocinfo_calls",
+                "allocinfo_allocations",
                 "Live allocations from a call site (/proc/allocinfo).",
             );
             for r in rows {
                 let _ = writeln!(
                     out,
-                    "allocinfo_calls{{{}}} {}",
+                    "allocinfo_allocations{{{}}} {}",
                     site_labels(&r.key()),
                     r.calls
                 );
@@ -359,13 +359,13 @@ pub fn render_group(rows: &[GroupRow], by: GroupBy, fmt: Format) -> Result<Strin
             }
             prom_header(
                 &mut out,
-                "allocinfo_group_calls",
+                "allocinfo_group_allocations",
                 "Live allocations, summed per group of call sites (/proc/allocinfo).",
             );
             for r in rows {
                 let _ = writeln!(
                     out,
-                    "allocinfo_group_calls{{by=\"{by_s}\",group=\"{}\"}} {}",
+                    "allocinfo_group_allocations{{by=\"{by_s}\",group=\"{}\"}} {}",
                     escape_label_value(&r.group),
                     r.calls
                 );
@@ -586,13 +586,13 @@ pub fn render_diff(d: &Diff, fmt: Format) -> Result<String> {
             }
             prom_header(
                 &mut out,
-                "allocinfo_diff_calls",
+                "allocinfo_diff_allocations",
                 "Change in live allocations from a call site between two /proc/allocinfo snapshots.",
             );
             for s in &d.sites {
                 let _ = writeln!(
                     out,
-                    "allocinfo_diff_calls{{{}}} {}",
+                    "allocinfo_diff_allocations{{{}}} {}",
                     site_labels(&s.key),
                     s.delta_calls()
                 );
@@ -613,13 +613,13 @@ pub fn render_diff(d: &Diff, fmt: Format) -> Result<String> {
             }
             prom_header(
                 &mut out,
-                "allocinfo_group_diff_calls",
+                "allocinfo_group_diff_allocations",
                 "Change in live allocations per group of call sites between two /proc/allocinfo snapshots.",
             );
             for g in &d.groups {
                 let _ = writeln!(
                     out,
-                    "allocinfo_group_diff_calls{{by=\"{by_s}\",group=\"{}\"}} {}",
+                    "allocinfo_group_diff_allocations{{by=\"{by_s}\",group=\"{}\"}} {}",
                     escape_label_value(&g.group),
                     g.delta_calls
                 );
@@ -772,7 +772,7 @@ const AGES_CSV_HEADER: [&str; 9] = [
 ];
 
 /// One Prometheus sample per site and bucket; the open bucket's
-/// `age_hi_s` is `+Inf`.
+/// `age_hi_seconds` is `+Inf`.
 fn age_samples(
     out: &mut String,
     sites: &[AgeSite],
@@ -785,7 +785,7 @@ fn age_samples(
             let hi = b.bucket.hi.map_or("+Inf".to_string(), |h| h.to_string());
             let _ = writeln!(
                 out,
-                "{metric}{{{labels},age_lo_s=\"{}\",age_hi_s=\"{hi}\"}} {}",
+                "{metric}{{{labels},age_lo_seconds=\"{}\",age_hi_seconds=\"{hi}\"}} {}",
                 b.bucket.lo,
                 value(b)
             );
@@ -880,18 +880,18 @@ pub fn render_ages(
                 &mut out,
                 "allocinfo_age_bytes",
                 "Bytes of the live allocations of a call site whose age in seconds is in \
-                 [age_lo_s, age_hi_s) (allocprof debugfs ages).",
+                 [age_lo_seconds, age_hi_seconds) (allocprof debugfs ages).",
             );
             age_samples(&mut out, sites, "allocinfo_age_bytes", |b| {
                 b.bytes.to_string()
             });
             prom_header(
                 &mut out,
-                "allocinfo_age_calls",
+                "allocinfo_age_allocations",
                 "Live allocations of a call site whose age in seconds is in \
-                 [age_lo_s, age_hi_s) (allocprof debugfs ages).",
+                 [age_lo_seconds, age_hi_seconds) (allocprof debugfs ages).",
             );
-            age_samples(&mut out, sites, "allocinfo_age_calls", |b| {
+            age_samples(&mut out, sites, "allocinfo_age_allocations", |b| {
                 b.calls.to_string()
             });
             Ok(out)
@@ -931,7 +931,7 @@ mod tests {
         )
         .unwrap();
         assert!(s.contains(
-            "allocinfo_bytes{file=\"drivers/foo/b\\\"ar.c\",line=\"77\",func=\"foo_probe\",module=\"foo_mod\"} 8192\n"
+            "allocinfo_bytes{file=\"drivers/foo/b\\\"ar.c\",line=\"77\",function=\"foo_probe\",module=\"foo_mod\"} 8192\n"
         ));
         assert!(s.starts_with("# HELP allocinfo_bytes "));
     }

@@ -374,10 +374,10 @@ fn prometheus_site_metrics_exact() {
         out,
         "# HELP allocinfo_bytes Bytes currently allocated from a call site (/proc/allocinfo).\n\
          # TYPE allocinfo_bytes gauge\n\
-         allocinfo_bytes{file=\"fs/nfs/inode.c\",line=\"2434\",func=\"nfs_alloc_inode\",module=\"nfs\"} 786432\n\
-         # HELP allocinfo_calls Live allocations from a call site (/proc/allocinfo).\n\
-         # TYPE allocinfo_calls gauge\n\
-         allocinfo_calls{file=\"fs/nfs/inode.c\",line=\"2434\",func=\"nfs_alloc_inode\",module=\"nfs\"} 768\n"
+         allocinfo_bytes{file=\"fs/nfs/inode.c\",line=\"2434\",function=\"nfs_alloc_inode\",module=\"nfs\"} 786432\n\
+         # HELP allocinfo_allocations Live allocations from a call site (/proc/allocinfo).\n\
+         # TYPE allocinfo_allocations gauge\n\
+         allocinfo_allocations{file=\"fs/nfs/inode.c\",line=\"2434\",function=\"nfs_alloc_inode\",module=\"nfs\"} 768\n"
     );
     let all = ok(&[
         "top",
@@ -388,7 +388,7 @@ fn prometheus_site_metrics_exact() {
         &fixture(UPSTREAM),
     ]);
     assert!(all.contains(
-        "allocinfo_bytes{file=\"mm/slub.c\",line=\"2345\",func=\"alloc_slab_page\",module=\"\"} 84934656\n"
+        "allocinfo_bytes{file=\"mm/slub.c\",line=\"2345\",function=\"alloc_slab_page\",module=\"\"} 84934656\n"
     ));
     // One series per call site (duplicates merged), two metric families.
     assert_eq!(
@@ -399,7 +399,7 @@ fn prometheus_site_metrics_exact() {
     );
     assert_eq!(
         all.lines()
-            .filter(|l| l.starts_with("allocinfo_calls{"))
+            .filter(|l| l.starts_with("allocinfo_allocations{"))
             .count(),
         38
     );
@@ -413,7 +413,7 @@ fn prometheus_escapes_label_values() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains(
-        "allocinfo_bytes{file=\"weird/\\\"q\\\\.c\",line=\"5\",func=\"a\\\"b\\\\c\",module=\"m\\\"x\"} 10\n"
+        "allocinfo_bytes{file=\"weird/\\\"q\\\\.c\",line=\"5\",function=\"a\\\"b\\\\c\",module=\"m\\\"x\"} 10\n"
     ), "{}", stdout(&o));
 }
 
@@ -433,10 +433,10 @@ fn prometheus_group_metrics() {
          # TYPE allocinfo_group_bytes gauge\n\
          allocinfo_group_bytes{by=\"subsystem\",group=\"mm\"} 405995520\n\
          allocinfo_group_bytes{by=\"subsystem\",group=\"fs\"} 29097984\n\
-         # HELP allocinfo_group_calls Live allocations, summed per group of call sites (/proc/allocinfo).\n\
-         # TYPE allocinfo_group_calls gauge\n\
-         allocinfo_group_calls{by=\"subsystem\",group=\"mm\"} 110100\n\
-         allocinfo_group_calls{by=\"subsystem\",group=\"fs\"} 78848\n"
+         # HELP allocinfo_group_allocations Live allocations, summed per group of call sites (/proc/allocinfo).\n\
+         # TYPE allocinfo_group_allocations gauge\n\
+         allocinfo_group_allocations{by=\"subsystem\",group=\"mm\"} 110100\n\
+         allocinfo_group_allocations{by=\"subsystem\",group=\"fs\"} 78848\n"
     );
 }
 
@@ -565,10 +565,10 @@ fn diff_prometheus() {
         &fixture(LATER),
     ]);
     assert!(out.contains(
-        "allocinfo_diff_bytes{file=\"fs/nfs/inode.c\",line=\"2434\",func=\"nfs_alloc_inode\",module=\"nfs\"} -786432\n"
+        "allocinfo_diff_bytes{file=\"fs/nfs/inode.c\",line=\"2434\",function=\"nfs_alloc_inode\",module=\"nfs\"} -786432\n"
     ));
     assert!(out.contains("allocinfo_group_diff_bytes{by=\"subsystem\",group=\"fs\"} -786432\n"));
-    assert!(out.contains("# TYPE allocinfo_diff_calls gauge\n"));
+    assert!(out.contains("# TYPE allocinfo_diff_allocations gauge\n"));
 }
 
 #[test]

@@ -716,19 +716,19 @@ fn ages_prometheus_exact() {
     assert_eq!(
         out,
         "# HELP allocinfo_age_bytes Bytes of the live allocations of a call site whose age in \
-         seconds is in [age_lo_s, age_hi_s) (allocprof debugfs ages).\n\
+         seconds is in [age_lo_seconds, age_hi_seconds) (allocprof debugfs ages).\n\
          # TYPE allocinfo_age_bytes gauge\n\
-         allocinfo_age_bytes{file=\"fs/dcache.c\",line=\"1690\",func=\"__d_alloc\",module=\"\",\
-         age_lo_s=\"2\",age_hi_s=\"4\"} 1536\n\
-         allocinfo_age_bytes{file=\"fs/dcache.c\",line=\"1690\",func=\"__d_alloc\",module=\"\",\
-         age_lo_s=\"2147483648\",age_hi_s=\"+Inf\"} 192\n\
-         # HELP allocinfo_age_calls Live allocations of a call site whose age in seconds is in \
-         [age_lo_s, age_hi_s) (allocprof debugfs ages).\n\
-         # TYPE allocinfo_age_calls gauge\n\
-         allocinfo_age_calls{file=\"fs/dcache.c\",line=\"1690\",func=\"__d_alloc\",module=\"\",\
-         age_lo_s=\"2\",age_hi_s=\"4\"} 8\n\
-         allocinfo_age_calls{file=\"fs/dcache.c\",line=\"1690\",func=\"__d_alloc\",module=\"\",\
-         age_lo_s=\"2147483648\",age_hi_s=\"+Inf\"} 1\n"
+         allocinfo_age_bytes{file=\"fs/dcache.c\",line=\"1690\",function=\"__d_alloc\",module=\"\",\
+         age_lo_seconds=\"2\",age_hi_seconds=\"4\"} 1536\n\
+         allocinfo_age_bytes{file=\"fs/dcache.c\",line=\"1690\",function=\"__d_alloc\",module=\"\",\
+         age_lo_seconds=\"2147483648\",age_hi_seconds=\"+Inf\"} 192\n\
+         # HELP allocinfo_age_allocations Live allocations of a call site whose age in seconds is in \
+         [age_lo_seconds, age_hi_seconds) (allocprof debugfs ages).\n\
+         # TYPE allocinfo_age_allocations gauge\n\
+         allocinfo_age_allocations{file=\"fs/dcache.c\",line=\"1690\",function=\"__d_alloc\",module=\"\",\
+         age_lo_seconds=\"2\",age_hi_seconds=\"4\"} 8\n\
+         allocinfo_age_allocations{file=\"fs/dcache.c\",line=\"1690\",function=\"__d_alloc\",module=\"\",\
+         age_lo_seconds=\"2147483648\",age_hi_seconds=\"+Inf\"} 1\n"
     );
 }
 

@@ -1,0 +1,102 @@
+//! Every Prometheus output of the tool passes `promtool check metrics`
+//! (Debian's `prometheus` package has it; scripts/setup takes it out into the
+//! cache and make check passes its path in `PROMTOOL`; else `promtool` on
+//! the PATH): exit 0 and nothing printed, no error and no lint warning.
+//! Without promtool the tests fail, they are not skipped.
+
+mod common;
+use common::{fixture, ok};
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+/// `promtool check metrics` with `text` on its standard input.
+fn promtool(text: &str) -> Output {
+    let tool = std::env::var("PROMTOOL").unwrap_or_else(|_| "promtool".into());
+    let mut child = Command::new(&tool)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "{tool} (promtool, from Debian's prometheus package: run scripts/setup) cannot run: {e}"
+            )
+        });
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn every_prometheus_output_passes_promtool() {
+    let (a, b) = (
+        fixture("guest-allocprof-a.txt"),
+        fixture("guest-allocprof-b.txt"),
+    );
+    let ages = fixture("guest-allocprof-ages.txt");
+    let cases: [(&str, Vec<&str>); 5] = [
+        ("top", vec!["top", "-n", "0", "--format", "prometheus", &b]),
+        (
+            "group by subsystem",
+            vec![
+                "group",
+                "--by",
+                "subsystem",
+                "-n",
+                "0",
+                "--format",
+                "prometheus",
+                &b,
+            ],
+        ),
+        (
+            "group by func",
+            vec![
+                "group",
+                "--by",
+                "func",
+                "-n",
+                "0",
+                "--format",
+                "prometheus",
+                &b,
+            ],
+        ),
+        ("diff", vec!["diff", "--format", "prometheus", &a, &b]),
+        ("ages", vec!["ages", "--format", "prometheus", &ages]),
+    ];
+    for (what, args) in cases {
+        let out = ok(&args);
+        assert!(out.contains("# TYPE "), "{what}: no metric in {out}");
+        let o = promtool(&out);
+        assert!(
+            o.status.success() && o.stdout.is_empty() && o.stderr.is_empty(),
+            "{what}: promtool check metrics exited {:?}: {}{}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+/// The check above can fail: promtool objects to a counter without the
+/// `_total` suffix and to a metric without help text.
+#[test]
+fn promtool_rejects_a_badly_named_metric() {
+    let o = promtool("# HELP x_calls c\n# TYPE x_calls counter\nx_calls 1\ny 1\n");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!o.status.success(), "promtool accepted it: {said}");
+    assert!(
+        said.contains("_total") && said.contains("no help text"),
+        "{said}"
+    );
+}
