@@ -5,31 +5,17 @@
 //! Without promtool the tests fail, they are not skipped.
 
 mod common;
-use common::{fixture, ok};
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use common::{fixture, ok, pipe};
+use std::process::{Command, Output};
 
 /// `promtool check metrics` with `text` on its standard input.
 fn promtool(text: &str) -> Output {
     let tool = std::env::var("PROMTOOL").unwrap_or_else(|_| "promtool".into());
-    let mut child = Command::new(&tool)
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| {
-            panic!(
-                "{tool} (promtool, from Debian's prometheus package: run scripts/setup) cannot run: {e}"
-            )
-        });
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    let mut cmd = Command::new(&tool);
+    cmd.args(["check", "metrics"]);
+    pipe(cmd, text).unwrap_or_else(|e| {
+        panic!("{tool} (promtool, from Debian's prometheus package: run scripts/setup) cannot run: {e}")
+    })
 }
 
 #[test]

@@ -26,20 +26,26 @@ pub fn run(args: &[&str]) -> Output {
 }
 
 pub fn run_stdin(args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_allocinfo"))
-        .args(args)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_allocinfo"));
+    cmd.args(args);
+    pipe(cmd, input).expect("spawn allocinfo")
+}
+
+/// Runs `cmd` with `input` on its standard input; its output, or why it
+/// could not start.
+pub fn pipe(mut cmd: Command, input: &str) -> std::io::Result<Output> {
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn allocinfo");
+        .spawn()?;
     child
         .stdin
         .take()
         .unwrap()
         .write_all(input.as_bytes())
         .unwrap();
-    child.wait_with_output().unwrap()
+    child.wait_with_output()
 }
 
 pub fn stdout(o: &Output) -> String {
