@@ -5,19 +5,26 @@
 //! Each section's call sites get their counter pairs in per-CPU memory of
 //! their own, 16 bytes a call site on each CPU (what upstream's
 //! `alloc_tag_counters` take), allocated when the section gets its ids and
-//! freed with the section.  Sections start on a block boundary
-//! (`BLOCK_IDS` ids), so a table of one pointer per block finds the counters
-//! of any id: the block's pointer, plus the id's place in the block.  The
-//! hot path is that lookup and two per-CPU adds: no shared atomic, no lock,
-//! no allocation.  Readers sum over the possible CPUs.
+//! freed with the section, in per-CPU arrays of at most `BLOCK_IDS` pairs
+//! (the per-CPU allocator's unit).  A table of one pointer per id of the id
+//! space (512 KiB) finds the counters of any id with one load.  The hot path
+//! is that load and two per-CPU adds: no shared atomic, no lock, no
+//! allocation.  Readers sum over the possible CPUs.
 
 use core::{
     ptr,
-    sync::atomic::{AtomicPtr, AtomicU8, Ordering},
+    sync::atomic::{AtomicPtr, Ordering},
 };
-use kernel::{error::Result, prelude::*};
+use kernel::{
+    alloc::{
+        flags::{__GFP_ZERO, GFP_KERNEL},
+        VBox,
+    },
+    error::Result,
+    prelude::*,
+};
 
-use crate::ids::{SiteId, BLOCK_IDS, MAX_BLOCKS};
+use crate::ids::{SiteId, BLOCK_IDS};
 use crate::sys::percpu::{
     possible_cpus, read_on_cpu, this_cpu_add, this_cpu_add_pair, this_cpu_sub_pair, PerCpuArray,
 };
@@ -29,13 +36,6 @@ pub(crate) struct Counter {
     bytes: u64,
     calls: u64,
 }
-
-/// A block pointer before its block has counters (an array initialiser).
-#[allow(clippy::declare_interior_mutable_const)]
-const NO_BLOCK: AtomicPtr<Counter> = AtomicPtr::new(ptr::null_mut());
-/// A block's length before it has counters (an array initialiser).
-#[allow(clippy::declare_interior_mutable_const)]
-const NO_LEN: AtomicU8 = AtomicU8::new(0);
 
 /// A call site's totals over all CPUs.
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
@@ -83,25 +83,24 @@ impl SectionCounters {
 ///
 /// # Invariants
 ///
-/// A non-NULL block pointer is the per-CPU pointer of a live
-/// [`SectionCounters`] block: one attached and not yet detached, which the
-/// registry frees only after detaching it.  `lens[b]` is the number of
-/// counters of block `b` while it is attached (0 while it is not).  The hot
-/// path looks up only ids its tags, slots and back-references hold, ids of
-/// the block's section; [`Counters::read`], which may be asked for any id,
-/// reads only within `lens`.
+/// A non-NULL entry of `sites` is the per-CPU address of the counters of
+/// its id in a live [`SectionCounters`] block: one attached and not yet
+/// detached, which the registry frees only after detaching it.  The entries
+/// of ids without counters (not in an attached section, watch ids) are NULL.
 pub(crate) struct Counters {
-    blocks: [AtomicPtr<Counter>; MAX_BLOCKS],
-    lens: [AtomicU8; MAX_BLOCKS],
+    sites: VBox<[AtomicPtr<Counter>; SiteId::SPACE]>,
 }
 
 impl Counters {
     /// A table with no counters yet.
-    pub(crate) fn new() -> Self {
-        Self {
-            blocks: [NO_BLOCK; MAX_BLOCKS],
-            lens: [NO_LEN; MAX_BLOCKS],
-        }
+    pub(crate) fn new() -> Result<Self> {
+        let sites =
+            VBox::<[AtomicPtr<Counter>; SiteId::SPACE]>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
+        // SAFETY: The memory is zeroed, and a zeroed `AtomicPtr` is a valid
+        // NULL pointer.
+        let sites = unsafe { sites.assume_init() };
+        // INVARIANT: Every entry is NULL.
+        Ok(Self { sites })
     }
 
     /// Makes `section`'s counters those of its ids.
@@ -110,37 +109,37 @@ impl Counters {
     ///
     /// `section` is not dropped before [`Counters::detach`] for it returned.
     pub(crate) unsafe fn attach(&self, section: &SectionCounters) {
-        let first = section.first.index() / BLOCK_IDS;
-        for (i, block) in section.blocks.iter().enumerate() {
-            // A block has at most `BLOCK_IDS` counters (`SectionCounters::new`).
-            self.lens[first + i].store(block.len() as u8, Ordering::Relaxed);
-            // INVARIANT: The caller keeps `section` until it is detached.
-            self.blocks[first + i].store(block.as_percpu_ptr(), Ordering::Release);
+        let first = section.first.index();
+        for (b, block) in section.blocks.iter().enumerate() {
+            let base = block.as_percpu_ptr();
+            for i in 0..block.len() {
+                // A per-CPU address is an offset, not a pointer into memory
+                // we may dereference: compute it without claiming it is in
+                // bounds.
+                let site = &self.sites[first + b * BLOCK_IDS + i];
+                // INVARIANT: The caller keeps `section` until it is detached.
+                site.store(base.wrapping_add(i), Ordering::Release);
+            }
         }
     }
 
     /// Forgets `section`'s counters.  Hooks that may still use them must be
     /// done: its figures all read zero, and its ids are not in any tag.
     pub(crate) fn detach(&self, section: &SectionCounters) {
-        let first = section.first.index() / BLOCK_IDS;
-        for i in 0..section.blocks.len() {
-            self.blocks[first + i].store(ptr::null_mut(), Ordering::Release);
-            self.lens[first + i].store(0, Ordering::Relaxed);
+        let first = section.first.index();
+        for (b, block) in section.blocks.iter().enumerate() {
+            for i in 0..block.len() {
+                self.sites[first + b * BLOCK_IDS + i].store(ptr::null_mut(), Ordering::Release);
+            }
         }
     }
 
     /// The per-CPU address of `id`'s counters, if its section has them.
     #[inline(always)]
     fn counter(&self, id: SiteId) -> Option<*mut Counter> {
-        let id = id.index();
-        // `id / BLOCK_IDS < MAX_BLOCKS` for every id: no bounds check.
-        let block = self.blocks[id / BLOCK_IDS].load(Ordering::Relaxed);
-        if block.is_null() {
-            return None;
-        }
-        // A per-CPU address is an offset, not a pointer into memory we may
-        // dereference: compute it without claiming it is in bounds.
-        Some(block.wrapping_add(id % BLOCK_IDS))
+        // `id.index() < SiteId::SPACE` for every id: no bounds check.
+        let c = self.sites[id.index()].load(Ordering::Relaxed);
+        (!c.is_null()).then_some(c)
     }
 
     /// One more allocation of `bytes` for `id`, on the local CPU.
@@ -183,16 +182,13 @@ impl Counters {
         true
     }
 
-    /// `id`'s totals over all CPUs; zero if its block has no counter for
-    /// it.  Readers hold the registry, which attaches and detaches blocks,
-    /// so a block and its length do not change under them; `/proc/allocinfo`
-    /// may still ask for an id whose section went between its `seek` and
-    /// `show`, and a shorter section may have taken the block since.
+    /// `id`'s totals over all CPUs; zero if it has no counters.  Readers
+    /// hold the registry, which attaches and detaches sections, so an entry
+    /// does not change under them; `/proc/allocinfo` may still ask for an id
+    /// whose section went between its `seek` and `show`, and a shorter
+    /// section may have taken its first id since: the entry of each id is
+    /// its own, so such an id reads its new counters or none.
     pub(crate) fn read(&self, id: SiteId) -> Totals {
-        let len = self.lens[id.index() / BLOCK_IDS].load(Ordering::Relaxed);
-        if id.index() % BLOCK_IDS >= usize::from(len) {
-            return Totals::default();
-        }
         let Some(c) = self.counter(id) else {
             return Totals::default();
         };

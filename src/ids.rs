@@ -9,8 +9,8 @@
 //! - 0 is no call site;
 //! - the ids below [`WATCH_FIRST`] are call sites', handed out to the
 //!   code-tag sections by the registry (`tags.rs`) in ranges that start on
-//!   a multiple of [`BLOCK_IDS`], so that the counters (`counters.rs`) find
-//!   the block of any id in a table of [`MAX_BLOCKS`] pointers;
+//!   a multiple of [`BLOCK_IDS`], the size of the counters' per-CPU arrays
+//!   (`counters.rs`), so that a section's arrays are whole blocks of ids;
 //! - the [`WATCH_ENTRIES`] ids from [`WATCH_FIRST`] on name watched
 //!   allocations (`watch.rs`), never a call site, and have no counters.
 //!
@@ -28,8 +28,6 @@ use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*};
 
 /// Ids per block: a section's first id is a multiple of it.
 pub(crate) const BLOCK_IDS: usize = 64;
-/// Blocks in the id space.
-pub(crate) const MAX_BLOCKS: usize = SiteId::SPACE / BLOCK_IDS;
 
 /// The first watch id: ids from here to the end of the id space name
 /// entries of the watch table, not call sites.

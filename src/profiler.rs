@@ -64,10 +64,11 @@ impl Profiler {
         let registry = Registry::new()?;
         let inaccurate = Inaccurate::new()?;
         let watch = Watch::new(module)?;
+        let counters = Counters::new()?;
         KBox::pin_init(
             pin_init!(Profiler {
                 generation: profiler_generation(),
-                counters: Counters::new(),
+                counters,
                 pages,
                 inaccurate,
                 watch <- watch,
