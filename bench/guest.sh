@@ -276,7 +276,7 @@ base)
 	bench_runs base
 	extras base
 	modprobe allocprof
-	dmesg | sed -n 's/.*allocprof: loaded: .*, \([0-9]*\) call sites, \([0-9]*\) KiB of page back-references (\([0-9]*\) bytes a page), \([0-9]*\) bytes of counters a CPU.*/cfg=allocprof-on fig=allocprof_load sites=\1 kib=\2 bytes_per_page=\3 counter_bytes=\4/p' >>"$out"
+	dmesg | sed -n 's/.*allocprof: loaded: .*, \([0-9]*\) call sites, \([0-9]*\) KiB of page back-references (\([0-9]*\) bytes a page), \([0-9]*\) bytes of counters a CPU, \([0-9]*\) KiB of counter addresses.*/cfg=allocprof-on fig=allocprof_load sites=\1 kib=\2 bytes_per_page=\3 counter_bytes=\4 table_kib=\5/p' >>"$out"
 	k=1
 	while [ $k -le "$runs" ]; do
 		echo 1 >/proc/sys/vm/mem_profiling

@@ -210,7 +210,9 @@ def extra_tables(rows):
               f"before page_ext covered its own pages is not counted).")
     if load:
         print(f"allocprof at load: {load[0]['sites']} call sites, {load[0]['kib']} KiB of page "
-              f"back-references ({load[0]['bytes_per_page']} bytes a page); "
+              f"back-references ({load[0]['bytes_per_page']} bytes a page), "
+              f"{load[0]['counter_bytes']} bytes of counters a CPU, {load[0]['table_kib']} KiB "
+              f"of counter addresses (one per id); "
               f"bytes a page above: total / {frames:,.0f} page frames the guest's zones span.")
     print()
 

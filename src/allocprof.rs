@@ -82,7 +82,7 @@ impl kernel::Module for AllocProf {
         }
         Profiling::add_sysctl(&this.profiling)?;
 
-        let (sites, pages, counters) = this
+        let (sites, pages, counters, table) = this
             .profiling
             .with_profiler(|p| {
                 let registry = p.registry.lock();
@@ -90,17 +90,19 @@ impl kernel::Module for AllocProf {
                     registry.nr_sites(),
                     p.pages.size(),
                     registry.counter_bytes(),
+                    p.counters.table_size(),
                 )
             })
             .unwrap_or_default();
         let adoption = this.profiling.adoption();
         pr_info!(
-            "loaded: mem_profiling={}, {} call sites, {} KiB of page back-references ({} bytes a page), {} bytes of counters a CPU\n",
+            "loaded: mem_profiling={}, {} call sites, {} KiB of page back-references ({} bytes a page), {} bytes of counters a CPU, {} KiB of counter addresses\n",
             mode.name(),
             sites,
             pages / 1024,
             page::BYTES_PER_PAGE,
-            counters
+            counters,
+            table / 1024
         );
         match adoption {
             Some(a) => pr_info!(

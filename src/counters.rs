@@ -103,6 +103,11 @@ impl Counters {
         Ok(Self { sites })
     }
 
+    /// The table's bytes (the load message reports them).
+    pub(crate) fn table_size(&self) -> usize {
+        core::mem::size_of_val(&*self.sites)
+    }
+
     /// Makes `section`'s counters those of its ids.
     ///
     /// # Safety
