@@ -5,8 +5,8 @@
 //! Each section's call sites get their counter pairs in per-CPU memory of
 //! their own, 16 bytes a call site on each CPU (what upstream's
 //! `alloc_tag_counters` take), allocated when the section gets its ids and
-//! freed with the section, in per-CPU arrays of at most `BLOCK_IDS` pairs
-//! (the per-CPU allocator's unit).  A table of one pointer per id of the id
+//! freed with the section, in as few per-CPU arrays as the per-CPU
+//! allocator allows (32 KiB each, 2048 pairs).  A table of one pointer per id of the id
 //! space (512 KiB) finds the counters of any id with one load.  The hot path
 //! is that load and two per-CPU adds: no shared atomic, no lock, no
 //! allocation.  Readers sum over the possible CPUs.
@@ -24,7 +24,7 @@ use kernel::{
     prelude::*,
 };
 
-use crate::ids::{SiteId, BLOCK_IDS};
+use crate::ids::SiteId;
 use crate::sys::percpu::{
     possible_cpus, read_on_cpu, this_cpu_add, this_cpu_add_pair, this_cpu_sub_pair, PerCpuArray,
 };
@@ -53,21 +53,24 @@ impl Totals {
     }
 }
 
-/// The counters of one section: a per-CPU array for each of its blocks,
-/// as many pairs as the section has ids in the block.
+/// Counter pairs in one per-CPU array: 32 KiB, the per-CPU allocator's
+/// smallest unit, so that any array can be allocated.
+const ARRAY_IDS: usize = 2048;
+
+/// The counters of one section: per-CPU arrays of [`ARRAY_IDS`] pairs, the
+/// last one as many as the section has ids left.
 pub(crate) struct SectionCounters {
     first: SiteId,
     blocks: KVec<PerCpuArray<Counter>>,
 }
 
 impl SectionCounters {
-    /// Zeroed counters for the ids `first..first + len` (`first` a multiple
-    /// of [`BLOCK_IDS`], `len` > 0).
+    /// Zeroed counters for the ids `first..first + len` (`len` > 0).
     pub(crate) fn new(first: SiteId, len: usize) -> Result<Self> {
-        let nr = len.div_ceil(BLOCK_IDS);
+        let nr = len.div_ceil(ARRAY_IDS);
         let mut blocks = KVec::with_capacity(nr, GFP_KERNEL)?;
         for b in 0..nr {
-            let ids = (len - b * BLOCK_IDS).min(BLOCK_IDS);
+            let ids = (len - b * ARRAY_IDS).min(ARRAY_IDS);
             blocks.push(PerCpuArray::new(ids)?, GFP_KERNEL)?;
         }
         Ok(Self { first, blocks })
@@ -121,7 +124,7 @@ impl Counters {
                 // A per-CPU address is an offset, not a pointer into memory
                 // we may dereference: compute it without claiming it is in
                 // bounds.
-                let site = &self.sites[first + b * BLOCK_IDS + i];
+                let site = &self.sites[first + b * ARRAY_IDS + i];
                 // INVARIANT: The caller keeps `section` until it is detached.
                 site.store(base.wrapping_add(i), Ordering::Release);
             }
@@ -134,7 +137,7 @@ impl Counters {
         let first = section.first.index();
         for (b, block) in section.blocks.iter().enumerate() {
             for i in 0..block.len() {
-                self.sites[first + b * BLOCK_IDS + i].store(ptr::null_mut(), Ordering::Release);
+                self.sites[first + b * ARRAY_IDS + i].store(ptr::null_mut(), Ordering::Release);
             }
         }
     }
