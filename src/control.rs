@@ -10,15 +10,18 @@
 //!   sets the flags of the call sites that match: `p` (profile: new
 //!   allocations are counted; memory counted before still leaves its
 //!   figure when freed; a site that loses it is `accurate:no` in format
-//!   2.0 from then on), `s` (each allocation's call chain is kept) and
-//!   `a` (its age is kept).  A bad command fails the write with `EINVAL`
-//!   and a message naming the bad word; nothing is changed then.
+//!   2.0 from then on), `s` (each allocation's call chain is kept), `a`
+//!   (its age is kept) and `n` (the node of its pages is kept).  A bad
+//!   command fails the write with `EINVAL` and a message naming the bad
+//!   word; nothing is changed then.
 //! - `stacks`: the live allocations watched with `s`, by call site and
 //!   call chain, biggest first, with the task of the latest allocation
 //!   (its name escaped: see `write_task_name`); each chain from the caller
 //!   of the allocation function on (see `callers`).
 //! - `ages`: the live allocations watched with `a`, by call site and age
 //!   in power-of-two buckets of seconds.
+//! - `nodes`: the live pages watched with `n`, by call site and the node
+//!   of their memory (as migration leaves it).
 //!
 //! The module parameter `control=` (on the kernel command line
 //! `allocprof.control=`) gives commands of the same grammar to apply at
@@ -40,7 +43,7 @@ use crate::sys::param::{ParamText, ParamValue};
 use crate::sys::task::{self, COMM_LEN};
 use crate::tags::Registry;
 use crate::text::{write_figures, BStr};
-use crate::watch::{self, AgeRow, ChainRow, Watch};
+use crate::watch::{self, AgeRow, ChainRow, NodeRow, Watch};
 
 /// `/sys/kernel/debug/allocprof/` with the control file and the reports,
 /// of the profiler of `profiling`.
@@ -52,6 +55,7 @@ pub(crate) fn files(
     dir.add::<Control>(kernel::c_str!("control"), 0o600, module)?;
     dir.add::<Stacks>(kernel::c_str!("stacks"), 0o400, module)?;
     dir.add::<Ages>(kernel::c_str!("ages"), 0o400, module)?;
+    dir.add::<Nodes>(kernel::c_str!("nodes"), 0o400, module)?;
     Ok(dir)
 }
 
@@ -221,7 +225,7 @@ fn line_range(word: &[u8]) -> Result<(u32, u32)> {
     Ok((first, last))
 }
 
-/// A flags-spec: `+`, `-` or `=` and flags from `psa`, or `_` for none.
+/// A flags-spec: `+`, `-` or `=` and flags from `psan`, or `_` for none.
 fn flags_spec(word: &[u8]) -> Result<Op> {
     let (op, letters) = match word {
         [b'+', rest @ ..] => (Op::Add as fn(Flags) -> Op, rest),
@@ -229,7 +233,7 @@ fn flags_spec(word: &[u8]) -> Result<Op> {
         [b'=', rest @ ..] => (Op::Set as fn(Flags) -> Op, rest),
         _ => {
             pr_err!(
-                "control: '{}' is not a keyword nor flags (+, - or = and flags from psa)\n",
+                "control: '{}' is not a keyword nor flags (+, - or = and flags from psan)\n",
                 BStr(word)
             );
             return Err(EINVAL);
@@ -242,7 +246,7 @@ fn flags_spec(word: &[u8]) -> Result<Op> {
             None if c == b'_' => {}
             None => {
                 pr_err!(
-                    "control: unknown flag '{}' in '{}' (flags are p, s, a; _ for none)\n",
+                    "control: unknown flag '{}' in '{}' (flags are p, s, a, n; _ for none)\n",
                     BStr(&[c]),
                     BStr(word)
                 );
@@ -429,7 +433,7 @@ impl DebugText for Control {
 /// watchdog (`glob_test`).
 fn apply(p: &Profiler, queries: &[Query<'_>]) -> Result {
     let mut registry = p.registry.lock();
-    // The watch table, if a command gives a call site `s` or `a`.
+    // The watch table, if a command gives a call site `s`, `a` or `n`.
     let mut watching = false;
     for q in queries.iter().filter(|q| match q.op {
         Op::Add(f) | Op::Set(f) => f.watched(),
@@ -622,4 +626,27 @@ fn write_age(out: &mut Text, registry: &mut Registry, row: &AgeRow) {
     out.write(b" age:");
     watch::write_age_label(out, row.bucket);
     out.write(b"\n");
+}
+
+/// The nodes report.
+pub(crate) struct Nodes;
+
+impl DebugText for Nodes {
+    type Data = Profiling;
+
+    fn text(profiling: &Profiling, out: &mut Text) -> Result {
+        write_report(
+            profiling,
+            out,
+            b"# allocprof nodes: live pages of call sites with the n flag, by the node of their memory\n",
+            Watch::nodes,
+            |_, _| {},
+            write_node,
+        )
+    }
+}
+
+fn write_node(out: &mut Text, registry: &mut Registry, row: &NodeRow) {
+    write_site_figures(out, registry, row.site, row.bytes, row.calls);
+    let _ = writeln!(out, " node:{}", row.node.get());
 }

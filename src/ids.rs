@@ -161,7 +161,7 @@ impl IdSet {
 
 /// A call site's flags in the control file (`control.rs`): `p`
 /// (profile: its allocations are counted), `s` (their call chains are
-/// kept) and `a` (their ages are kept).  Kept in the tag's word above the
+/// kept), `a` (their ages are kept) and `n` (its pages are kept by node).  Kept in the tag's word above the
 /// id, as bits that are all clear for the default, `p` alone, so the hot
 /// path sees a plain id (see [`SiteId::plain`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -173,12 +173,16 @@ impl Flags {
     pub(crate) const PROFILE: Flags = Flags(1);
     pub(crate) const STACKS: Flags = Flags(2);
     pub(crate) const AGES: Flags = Flags(4);
+    pub(crate) const NODES: Flags = Flags(8);
     /// Every flag, in the order the control file prints them.
-    pub(crate) const ALL: [(Flags, u8); 3] = [
+    pub(crate) const ALL: [(Flags, u8); 4] = [
         (Self::PROFILE, b'p'),
         (Self::STACKS, b's'),
         (Self::AGES, b'a'),
+        (Self::NODES, b'n'),
     ];
+    /// The bits of all flags.
+    const MASK: u8 = 15;
     /// A call site's flags until the control file changes them.
     pub(crate) const DEFAULT: Flags = Self::PROFILE;
     const WORD_SHIFT: u32 = 16;
@@ -198,9 +202,9 @@ impl Flags {
         Flags(self.0 & !other.0)
     }
 
-    /// Whether a new allocation is watched (`s` or `a`).
+    /// Whether a new allocation may be watched (`s`, `a` or `n`).
     pub(crate) fn watched(self) -> bool {
-        self.0 & (Self::STACKS.0 | Self::AGES.0) != 0
+        self.0 & (Self::STACKS.0 | Self::AGES.0 | Self::NODES.0) != 0
     }
 
     /// The bits above the id in a tag's word: zero for the default.
@@ -209,7 +213,7 @@ impl Flags {
     }
 
     fn of_word(word: u64) -> Flags {
-        Flags(((word >> Self::WORD_SHIFT) as u8 & 7) ^ Self::DEFAULT.0)
+        Flags(((word >> Self::WORD_SHIFT) as u8 & Self::MASK) ^ Self::DEFAULT.0)
     }
 }
 

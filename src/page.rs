@@ -104,14 +104,15 @@ impl PageRefs {
 
     /// Migration: `dst` takes over `src`'s id; `dst`'s own allocation (by
     /// the migration code) is uncounted, and `src`'s free will count
-    /// nothing.  Returns the id `dst` had, whose allocation is gone.
-    pub(crate) fn copy(&self, dst: Pfn, src: Pfn) -> Option<SiteId> {
+    /// nothing.  Returns the id moved, if `src` had one, and the id `dst`
+    /// had, whose allocation is gone.
+    pub(crate) fn copy(&self, dst: Pfn, src: Pfn) -> Option<(SiteId, Option<SiteId>)> {
         let (src_slot, dst_slot) = (self.slot(src)?, self.slot(dst)?);
         let id = SiteId::new(src_slot.load(Ordering::Relaxed))?;
         let old = SiteId::new(dst_slot.load(Ordering::Relaxed));
         dst_slot.store(id.get(), Ordering::Relaxed);
         src_slot.store(0, Ordering::Relaxed);
-        old
+        Some((id, old))
     }
 
     /// The call site of the allocation at `pfn`, if it was counted.

@@ -44,7 +44,7 @@ pub(crate) struct Profiler {
     pub(crate) pages: PageRefs,
     /// The call sites whose figures miss allocations.
     pub(crate) inaccurate: Inaccurate,
-    /// The allocations of call sites with `s` or `a` (`control.rs`).
+    /// The allocations of call sites with `s`, `a` or `n` (`control.rs`).
     #[pin]
     pub(crate) watch: Watch,
     /// The code-tag sections: taken by section callbacks (under the kernel's
@@ -167,8 +167,14 @@ impl<C: Checks> Backend for Hooks<C> {
     }
 
     fn page_copy(p: &Profiler, dst: Pfn, src: Pfn, order: u32) {
-        if let Some(old) = p.pages.copy(dst, src) {
+        let Some((id, old)) = p.pages.copy(dst, src) else {
+            return;
+        };
+        if let Some(old) = old {
             p.sub_call(old, page::bytes(order));
+        }
+        if let Some(w) = WatchId::of(id) {
+            p.watch.moved(w, dst.node());
         }
     }
 
@@ -290,7 +296,8 @@ impl Profiler {
             return;
         }
         let bytes = page::bytes(order);
-        if let Some(w) = p.watch.track(site, flags, bytes) {
+        let node = flags.contains(Flags::NODES).then(|| pfn.node());
+        if let Some(w) = p.watch.track(site, flags, bytes, node) {
             p.pages.set(pfn, w.as_site_id());
         }
         p.counters.add_call(site, bytes);
@@ -316,7 +323,7 @@ impl Profiler {
         };
         let id = p
             .watch
-            .track(site, flags, size as u64)
+            .track(site, flags, size as u64, None)
             .map_or(site, WatchId::as_site_id);
         slot.set(slot_value(p.generation(), id));
         p.counters.add_call(site, size as u64);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Watched allocations: those of call sites with the `s` (stacks) or `a`
-//! (ages) flag of the control file (`control.rs`).
+//! (ages) flag of the control file (`control.rs`), and the pages of call
+//! sites with `n` (nodes).
 //!
 //! Each watched allocation gets an entry in a fixed table, and its page
 //! back-reference or object slot holds the entry's [`WatchId`] in place
@@ -14,12 +15,15 @@
 //!
 //! An entry keeps the call site, the live bytes and calls of the
 //! allocation (a split page allocation is several calls, a partial free
-//! takes bytes), its chain and its start time.  Chains are kept per call
-//! site and stack-depot handle, with the bytes and calls of their live
-//! entries and the task of their latest allocation, so the stacks report
-//! is exact: a chain's figures leave with the frees.  Both tables are
-//! allocated when a call site first gets `s` or `a` (about 700 KiB), and
-//! are bounded: an allocation that finds them full is counted as usual,
+//! takes bytes), its chain, its start time and the node of its pages,
+//! which a migration changes (`Watch::moved`).  Slab and percpu objects
+//! have no node here: the object hooks are handed the object's slot, not
+//! the object, so an object of a call site with `n` alone is not watched.
+//! Chains are kept per call site and stack-depot handle, with the bytes
+//! and calls of their live entries and the task of their latest
+//! allocation, so the stacks report is exact: a chain's figures leave with
+//! the frees.  Both tables are allocated when a call site first gets `s`,
+//! `a` or `n` (about 700 KiB), and are bounded: an allocation that finds them full is counted as usual,
 //! without an entry, and reported as not tracked.
 
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -27,6 +31,7 @@ use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*, ThisModule};
 
 use crate::ids::{Flags, SiteId, WATCH_ENTRIES, WATCH_FIRST};
 use crate::sys::debugfs::Text;
+use crate::sys::mm::NodeId;
 use crate::sys::percpu::{this_cpu_add, this_cpu_read, PerCpuArray};
 use crate::sys::stack::{StackHandle, Trace};
 use crate::sys::sync::IrqSpinLock;
@@ -73,6 +78,8 @@ struct Entry {
     calls: u64,
     /// When it was allocated (ns), 0 without `a`.
     since: u64,
+    /// The node of its pages, with `n`.
+    node: Option<NodeId>,
 }
 
 /// The live watched allocations of one call site made through one chain.
@@ -117,6 +124,15 @@ pub(crate) struct ChainRow {
     pub(crate) bytes: u64,
     pub(crate) calls: u64,
     pub(crate) task: TaskId,
+}
+
+/// Live watched bytes and calls of one call site on one node.
+#[derive(Clone, Copy)]
+pub(crate) struct NodeRow {
+    pub(crate) site: SiteId,
+    pub(crate) node: NodeId,
+    pub(crate) bytes: u64,
+    pub(crate) calls: u64,
 }
 
 /// Live watched bytes and calls of one call site in one age bucket.
@@ -182,6 +198,7 @@ impl Tables {
             bytes: 0,
             calls: 0,
             since: 0,
+            node: None,
         };
         let free_chain = Chain {
             site: None,
@@ -298,13 +315,16 @@ impl Tables {
 
     /// A new watched allocation of `bytes` at `site`, one call: with a
     /// chain if `stacks` (`stack` is its saved call chain, if it could be
-    /// saved), since `since` (0: no age).  `None` if the tables are full.
+    /// saved), since `since` (0: no age), on `node`.  `None` if the tables
+    /// are full.
+    #[allow(clippy::too_many_arguments)]
     fn insert(
         &mut self,
         site: SiteId,
         stacks: bool,
         stack: Option<StackHandle>,
         since: u64,
+        node: Option<NodeId>,
         task: TaskId,
         bytes: u64,
     ) -> Option<WatchId> {
@@ -330,6 +350,7 @@ impl Tables {
             bytes,
             calls: 1,
             since,
+            node,
         };
         self.live_entries += 1;
         Some(WatchId(e))
@@ -395,7 +416,7 @@ impl Stats {
 /// The watched allocations of one profiler.
 #[pin_data]
 pub(crate) struct Watch {
-    /// Allocated when a call site first gets `s` or `a`; taken by hooks in
+    /// Allocated when a call site first gets `s`, `a` or `n`; taken by hooks in
     /// any context.
     #[pin]
     tables: IrqSpinLock<Option<KBox<Tables>>>,
@@ -438,13 +459,21 @@ impl Watch {
         Ok(())
     }
 
-    /// A new allocation of `bytes` at `site`, with `flags`: the id to
-    /// store for it, if it is watched (`s` or `a`) and could be.  Hooks
-    /// only (preemption is off).
-    pub(crate) fn track(&self, site: SiteId, flags: Flags, bytes: u64) -> Option<WatchId> {
+    /// A new allocation of `bytes` at `site`, with `flags`, of pages on
+    /// `node` (`None`: an object): the id to store for it, if it is
+    /// watched (`s`, `a`, or `n` and pages) and could be.  Hooks only
+    /// (preemption is off).
+    pub(crate) fn track(
+        &self,
+        site: SiteId,
+        flags: Flags,
+        bytes: u64,
+        node: Option<NodeId>,
+    ) -> Option<WatchId> {
         // The caller read the flags from the tag, which a control write may
         // have changed back to the default since the hook read it.
-        if !flags.watched() {
+        let node = node.filter(|_| flags.contains(Flags::NODES));
+        if !flags.contains(Flags::STACKS) && !flags.contains(Flags::AGES) && node.is_none() {
             return None;
         }
         let busy = self.busy.as_percpu_ptr();
@@ -474,6 +503,7 @@ impl Watch {
                 flags.contains(Flags::STACKS),
                 stack,
                 since,
+                node,
                 task,
                 bytes,
             )
@@ -491,6 +521,18 @@ impl Watch {
     /// the same change.
     pub(crate) fn adjust(&self, w: WatchId, bytes: u64, calls: u64) -> Option<SiteId> {
         self.tables.lock().as_mut()?.adjust(w, bytes, calls)
+    }
+
+    /// The watched pages `w` were migrated to `node`: kept there from now
+    /// on, if their node is kept.
+    pub(crate) fn moved(&self, w: WatchId, node: NodeId) {
+        if let Some(t) = self.tables.lock().as_mut() {
+            if let Some(e) = t.entries.get_mut(w.index()) {
+                if e.site.is_some() && e.node.is_some() {
+                    e.node = Some(node);
+                }
+            }
+        }
     }
 
     /// What the tables hold.
@@ -536,38 +578,81 @@ impl Watch {
     /// The live allocations with an age, by call site (in id order) and
     /// age bucket.
     pub(crate) fn ages(&self) -> Result<KVVec<AgeRow>> {
+        let now = now_ns();
+        self.rows(|e| {
+            Some(AgeRow {
+                site: e.site.filter(|_| e.since != 0)?,
+                bucket: age_bucket(now.saturating_sub(e.since)),
+                bytes: e.bytes,
+                calls: e.calls,
+            })
+        })
+    }
+
+    /// The live pages with a node, by call site (in id order) and node.
+    pub(crate) fn nodes(&self) -> Result<KVVec<NodeRow>> {
+        self.rows(|e| {
+            Some(NodeRow {
+                site: e.site?,
+                node: e.node?,
+                bytes: e.bytes,
+                calls: e.calls,
+            })
+        })
+    }
+
+    /// The rows `row` makes of the live entries, in the order of their
+    /// keys, those of one key merged into one.
+    fn rows<R: Row>(&self, row: impl Fn(&Entry) -> Option<R>) -> Result<KVVec<R>> {
         let mut rows = KVVec::with_capacity(WATCH_ENTRIES, GFP_KERNEL)?;
         if let Some(t) = self.tables.lock().as_ref() {
-            let now = now_ns();
-            for e in t.entries.iter().filter(|e| e.since != 0) {
-                if let Some(site) = e.site {
-                    // Room for every entry was reserved above.
-                    let _ = rows.push(
-                        AgeRow {
-                            site,
-                            bucket: age_bucket(now.saturating_sub(e.since)),
-                            bytes: e.bytes,
-                            calls: e.calls,
-                        },
-                        GFP_ATOMIC,
-                    );
-                }
+            for r in t.entries.iter().filter_map(row) {
+                // Room for every entry was reserved above.
+                let _ = rows.push(r, GFP_ATOMIC);
             }
         }
-        heap_sort(&mut rows, |a, b| (a.site, a.bucket) < (b.site, b.bucket));
-        // Merge the rows of one site and bucket.
-        let mut merged: KVVec<AgeRow> = KVVec::with_capacity(rows.len(), GFP_KERNEL)?;
+        heap_sort(&mut rows, |a, b| a.key() < b.key());
+        let mut merged: KVVec<R> = KVVec::with_capacity(rows.len(), GFP_KERNEL)?;
         for r in rows.iter() {
             match merged.last_mut() {
-                Some(m) if m.site == r.site && m.bucket == r.bucket => {
-                    m.bytes += r.bytes;
-                    m.calls += r.calls;
-                }
+                Some(m) if m.key() == r.key() => m.add(r),
+                // Room for every row was reserved above.
                 _ => {
                     let _ = merged.push(*r, GFP_KERNEL);
                 }
             }
         }
         Ok(merged)
+    }
+}
+
+/// A report row of live watched allocations: the figures of those of one
+/// key.
+trait Row: Copy {
+    /// The call site and what the row splits its figures by.
+    fn key(&self) -> (SiteId, u32);
+    /// Adds `other`'s figures, of the same key.
+    fn add(&mut self, other: &Self);
+}
+
+impl Row for AgeRow {
+    fn key(&self) -> (SiteId, u32) {
+        (self.site, self.bucket)
+    }
+
+    fn add(&mut self, other: &Self) {
+        self.bytes += other.bytes;
+        self.calls += other.calls;
+    }
+}
+
+impl Row for NodeRow {
+    fn key(&self) -> (SiteId, u32) {
+        (self.site, u32::from(self.node.get()))
+    }
+
+    fn add(&mut self, other: &Self) {
+        self.bytes += other.bytes;
+        self.calls += other.calls;
     }
 }

@@ -36,3 +36,26 @@ pub(crate) fn max_pfn() -> usize {
     // SAFETY: A plain read of a value set once during boot.
     unsafe { bindings::get_max_pfn() as usize }
 }
+
+/// A NUMA node's number.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct NodeId(u16);
+
+impl NodeId {
+    /// The number, as the kernel numbers nodes.
+    pub(crate) fn get(self) -> u16 {
+        self.0
+    }
+}
+
+impl Pfn {
+    /// The node of the frame's memory.
+    pub(crate) fn node(self) -> NodeId {
+        // SAFETY: The page hooks hand over frames of the memory map, each
+        // with its `struct page`, which `pfn_to_nid()` reads.
+        let nid = unsafe { bindings::pfn_to_nid(self.0 as _) };
+        // Node numbers are below MAX_NUMNODES (1 << NODES_SHIFT, at most
+        // 1024).
+        NodeId(nid as u16)
+    }
+}
