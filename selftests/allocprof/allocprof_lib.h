@@ -752,6 +752,42 @@ static inline void ap_check_bad_params(const char *const *bad, unsigned int n,
 /* allocprof's per-site control (debugfs) and its stacks report. */
 #define AP_CONTROL "/sys/kernel/debug/allocprof/control"
 #define AP_STACKS "/sys/kernel/debug/allocprof/stacks"
+#define AP_NODES "/sys/kernel/debug/allocprof/nodes"
+/* Nodes a nodes report line may name: the guest has two. */
+#define AP_MAX_NODES 8
+
+/*
+ * The bytes and calls of the lines of text, a nodes report, that end in
+ * `tail` (e.g. " func:NAME") and a node, added up by node; 0, or -1 if a
+ * line names a node from AP_MAX_NODES on.
+ */
+static inline int ap_node_figures(const char *text, const char *tail,
+				  long long bytes[AP_MAX_NODES], long long calls[AP_MAX_NODES])
+{
+	char end[128];
+	const char *line, *at;
+	size_t e;
+
+	snprintf(end, sizeof(end), "%s node:", tail);
+	e = strlen(end);
+	memset(bytes, 0, AP_MAX_NODES * sizeof(*bytes));
+	memset(calls, 0, AP_MAX_NODES * sizeof(*calls));
+	for (line = text; *line; line = strchrnul(line, '\n') + !!*strchrnul(line, '\n')) {
+		const char *nl = strchrnul(line, '\n');
+		long long b, c;
+		int node;
+
+		at = strstr(line, end);
+		if (line[0] == '#' || !at || at > nl || sscanf(line, "%lld %lld", &b, &c) != 2 ||
+		    sscanf(at + e, "%d", &node) != 1)
+			continue;
+		if (node < 0 || node >= AP_MAX_NODES)
+			return -1;
+		bytes[node] += b;
+		calls[node] += c;
+	}
+	return 0;
+}
 
 /*
  * The flags of call site func of module (the control file's name: vmlinux

@@ -178,8 +178,9 @@ static void t_modes(int i)
 	(void)i;
 	ksft_test_result(stat(CONTROL, &st) == 0 && (st.st_mode & 0777) == 0600 &&
 			 stat(STACKS, &st) == 0 && (st.st_mode & 0777) == 0400 &&
-			 stat(AGES, &st) == 0 && (st.st_mode & 0777) == 0400,
-			 "control 0600, stacks and ages 0400\n");
+			 stat(AGES, &st) == 0 && (st.st_mode & 0777) == 0400 &&
+			 stat(AP_NODES, &st) == 0 && (st.st_mode & 0777) == 0400,
+			 "control 0600, stacks, ages and nodes 0400\n");
 }
 
 static void t_lists_all(int i)
@@ -1082,6 +1083,130 @@ static void t_age_free_all(int i)
 			 "all freed: no ages, 0/0\n");
 }
 
+/*
+ * n: the pages of a call site by node.  pages_node's entry i is a page on
+ * node i modulo the online nodes, so its figures by node are known.
+ */
+#define N_SITE "pages_node"
+#define N_FUNC "aptest_pages_node"
+#define N_ALLOC 5
+#define N_FREE 2
+/* A slab call site: its objects have no node for allocprof. */
+#define N_OBJ_SITE "kmalloc_100"
+#define N_OBJ_FUNC "aptest_kmalloc_100"
+static int n_nodes;
+static long long n_unit = -1;
+
+/* The online nodes (/sys/devices/system/node/online: "0-1", "0"). */
+static int online_nodes(void)
+{
+	char buf[64];
+	int lo, hi, n = 0;
+	char *p = buf;
+
+	if (ap_read_file("/sys/devices/system/node/online", buf, sizeof(buf)) <= 0)
+		return 0;
+	while (*p && *p != '\n') {
+		int used;
+
+		if (sscanf(p, "%d-%d%n", &lo, &hi, &used) == 2)
+			n += hi - lo + 1;
+		else if (sscanf(p, "%d%n", &lo, &used) == 1)
+			n++;
+		else
+			return 0;
+		p += used;
+		p += *p == ',';
+	}
+	return n;
+}
+
+/*
+ * Whether the nodes report shows N_FUNC with its `live` entries, a page
+ * each, entry i on node i modulo n_nodes (else says what it shows).
+ */
+static int nodes_are(int live)
+{
+	long long bytes[AP_MAX_NODES], calls[AP_MAX_NODES];
+	char *buf = ap_slurp(AP_NODES, NULL);
+	int ok = buf && ap_node_figures(buf, " [allocprof_test] func:" N_FUNC, bytes, calls) == 0;
+
+	for (int k = 0; ok && k < AP_MAX_NODES; k++) {
+		long long want = k < n_nodes && k < live ? (live - 1 - k) / n_nodes + 1 : 0;
+
+		if (calls[k] != want || bytes[k] != want * n_unit) {
+			ksft_print_msg("node %d: %lld bytes %lld calls, expected %lld pages\n", k,
+				       bytes[k], calls[k], want);
+			ok = 0;
+		}
+	}
+	free(buf);
+	return ok;
+}
+
+static void t_n_flag(int i)
+{
+	unsigned long long calls;
+
+	(void)i;
+	n_nodes = online_nodes();
+	if (ap_testsite_unit(N_SITE, &n_unit, &calls) || calls != 1)
+		n_unit = -1;
+	ksft_test_result(n_nodes >= 2 && n_unit > 0 &&
+			 control("func " N_FUNC " +n") == 0 && ap_flags_are(N_FUNC, "pn"),
+			 "+n: flags pn; %d nodes online\n", n_nodes);
+}
+
+static void t_n_split(int i)
+{
+	(void)i;
+	ksft_test_result(ap_test_alloc(N_SITE, N_ALLOC) == 0 && nodes_are(N_ALLOC) &&
+			 ap_expect(N_FUNC, N_ALLOC * n_unit, N_ALLOC),
+			 "%d pages on nodes 0, 1, 0, ...: each node's pages and calls exact\n",
+			 N_ALLOC);
+}
+
+static void t_n_free(int i)
+{
+	(void)i;
+	ksft_test_result(ap_test_free_n(N_SITE, N_FREE) == 0 && nodes_are(N_ALLOC - N_FREE) &&
+			 ap_expect(N_FUNC, (N_ALLOC - N_FREE) * n_unit, N_ALLOC - N_FREE),
+			 "the %d newest freed: taken from their nodes\n", N_FREE);
+}
+
+static void t_n_free_all(int i)
+{
+	(void)i;
+	ksft_test_result(ap_test_free(N_SITE) == 0 && nodes_are(0) && ap_expect(N_FUNC, 0, 0) &&
+			 control("func " N_FUNC " -n") == 0 && ap_flags_are(N_FUNC, "p"),
+			 "all freed: no node figures, 0/0; -n: flags p\n");
+}
+
+/* Objects have no node for allocprof: +n alone watches none of them. */
+static void t_n_objects(int i)
+{
+	struct stats s0, s1;
+	long long unit = -1, bytes[AP_MAX_NODES], calls[AP_MAX_NODES];
+	unsigned long long ucalls;
+	char *buf = NULL;
+	int ok, k;
+
+	(void)i;
+	ok = ap_testsite_unit(N_OBJ_SITE, &unit, &ucalls) == 0 &&
+	     control("func " N_OBJ_FUNC " +n") == 0 && read_stats(&s0) &&
+	     ap_test_alloc(N_OBJ_SITE, 3) == 0 && read_stats(&s1) &&
+	     (buf = ap_slurp(AP_NODES, NULL)) != NULL &&
+	     ap_node_figures(buf, " [allocprof_test] func:" N_OBJ_FUNC, bytes, calls) == 0 &&
+	     ap_expect(N_OBJ_FUNC, 3 * unit, 3 * ucalls);
+	for (k = 0; ok && k < AP_MAX_NODES; k++)
+		ok = bytes[k] == 0 && calls[k] == 0;
+	ok = ok && s1.entries == s0.entries && s1.full == s0.full;
+	ok &= ap_test_free(N_OBJ_SITE) == 0 && ap_expect(N_OBJ_FUNC, 0, 0) &&
+	      control("func " N_OBJ_FUNC " -n") == 0;
+	free(buf);
+	ksft_test_result(ok, "+n on a slab call site: counted, no node figures, nothing tracked\n");
+}
+
 static void t_flags_back(int i)
 {
 	(void)i;
@@ -1162,6 +1287,11 @@ static const struct ap_step steps[] = {
 	AP_STEP(t_age_8s),
 	AP_STEP(t_age_free_new),
 	AP_STEP(t_age_free_all),
+	AP_STEP(t_n_flag),
+	AP_STEP(t_n_split),
+	AP_STEP(t_n_free),
+	AP_STEP(t_n_free_all),
+	AP_STEP(t_n_objects),
 	AP_STEP(t_flags_back),
 	AP_STEP(t_never),
 	AP_STEP(t_reload),

@@ -12,6 +12,8 @@
  *   partly unmapped;
  * - anonymous pages moved to the other node with move_pages(2): the pages
  *   keep their call site, the migration target's call site shows nothing;
+ *   with allocprof's n flag on their call site, its figures by node move
+ *   with them;
  * - compaction (/proc/sys/vm/compact_memory) moving pages changes no figure:
  *   the test's own pages moved (their page frame numbers in
  *   /proc/self/pagemap changed), or the check fails.
@@ -576,6 +578,121 @@ static void t_migrate_unmap(int j)
 			 "migration: unmapped: back to the figures before\n");
 }
 
+/*
+ * The migration again, with the n flag on folio_prealloc (allocprof only:
+ * the built-in profiler has no control file): the nodes report, read at
+ * four moments (before the faults, after them, after the move, after the
+ * unmap), moves the test's pages from node 0 to node 1 and takes them
+ * off.  The flag is set in the quiet window and taken off at its end, so
+ * that the pages it watches are the test's own.
+ */
+#define NODES_ON "func folio_prealloc +n"
+#define NODES_OFF "func folio_prealloc -n"
+static struct {
+	long long bytes[4][AP_MAX_NODES], calls[4][AP_MAX_NODES];
+	int on1, ok;
+} nod;
+
+/* The nodes report's figures of folio_prealloc at moment k; 0 or -1. */
+static int take_nodes(int k)
+{
+	if (ap_read_file(AP_NODES, info, INFO_SIZE) < 0)
+		return -1;
+	return ap_node_figures(info, " func:folio_prealloc", nod.bytes[k], nod.calls[k]);
+}
+
+/* One try; 0, or -1 and a message if a call failed. */
+static int nodes_once(void)
+{
+	char *map = mmap(NULL, NR_MOVE * page_size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int ok;
+
+	if (map == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	for (int i = 0; i < NR_MOVE; i++) {
+		mig.pages[i] = map + i * page_size;
+		mig.nodes[i] = 1;
+		mig.status[i] = -1;
+	}
+	nod.on1 = 0;
+	ok = ap_write_file(AP_CONTROL, NODES_ON, strlen(NODES_ON)) == 0 && take_nodes(0) == 0;
+	for (int i = 0; i < NR_MOVE; i++)
+		map[i * page_size] = 1;
+	ok = ok && take_nodes(1) == 0 &&
+	     move_pages_(NR_MOVE, mig.pages, mig.nodes, mig.status) == 0 && take_nodes(2) == 0;
+	for (int i = 0; ok && i < NR_MOVE; i++)
+		nod.on1 += mig.status[i] == 1;
+	if (!ok)
+		ksft_print_msg("nodes: %s\n", strerror(errno));
+	ok &= munmap(map, NR_MOVE * page_size) == 0;
+	ok = ok && take_nodes(3) == 0;
+	ok &= ap_write_file(AP_CONTROL, NODES_OFF, strlen(NODES_OFF)) == 0;
+	return ok ? 0 : -1;
+}
+
+/*
+ * Whether folio_prealloc's figures on each node moved from moment a to b
+ * by pages[node] pages, a call each (else says how they moved).
+ */
+static int nodes_moved(int a, int b, const int pages[AP_MAX_NODES])
+{
+	int ok = nod.ok;
+
+	for (int k = 0; ok && k < AP_MAX_NODES; k++) {
+		long long db = nod.bytes[b][k] - nod.bytes[a][k];
+		long long dc = nod.calls[b][k] - nod.calls[a][k];
+
+		if (db != pages[k] * page_size || dc != pages[k]) {
+			ksft_print_msg("node %d: moved by %lld bytes %lld calls, expected %d pages\n",
+				       k, db, dc, pages[k]);
+			ok = 0;
+		}
+	}
+	return ok;
+}
+
+static void t_nodes_fault(int j)
+{
+	const int pages[AP_MAX_NODES] = { NR_MOVE };
+
+	(void)j;
+	if (builtin) {
+		ksft_test_result_skip("nodes: upstream has no control file\n");
+		return;
+	}
+	nod.ok = measure_quietly("nodes", nodes_once, NR_MOVE);
+	ksft_test_result(nodes_moved(0, 1, pages),
+			 "nodes: +n on %s, %d pages faulted in: +%d on node 0\n", mig.func,
+			 NR_MOVE, NR_MOVE);
+}
+
+static void t_nodes_move(int j)
+{
+	const int pages[AP_MAX_NODES] = { -NR_MOVE, NR_MOVE };
+
+	(void)j;
+	if (builtin) {
+		ksft_test_result_skip("nodes: upstream has no control file\n");
+		return;
+	}
+	ksft_test_result(nod.on1 == NR_MOVE && nodes_moved(1, 2, pages),
+			 "nodes: %d pages moved to node 1 (%d there): node 0 -%d, node 1 +%d\n",
+			 NR_MOVE, nod.on1, NR_MOVE, NR_MOVE);
+}
+
+static void t_nodes_unmap(int j)
+{
+	const int pages[AP_MAX_NODES] = { 0, -NR_MOVE };
+
+	(void)j;
+	if (builtin) {
+		ksft_test_result_skip("nodes: upstream has no control file\n");
+		return;
+	}
+	ksft_test_result(nodes_moved(2, 3, pages), "nodes: unmapped: node 1 -%d\n", NR_MOVE);
+}
+
 /* The page frame numbers of the compaction test's pages, before and after. */
 #define COMPACT_MAX_PAGES (COMPACT_MAX_BYTES / 4096)
 static uint64_t pfn_before[COMPACT_MAX_PAGES], pfn_after[COMPACT_MAX_PAGES];
@@ -749,6 +866,9 @@ static const struct ap_step steps[] = {
 	AP_STEP(t_migrate_move),
 	AP_STEP(t_migrate_target),
 	AP_STEP(t_migrate_unmap),
+	AP_STEP(t_nodes_fault),
+	AP_STEP(t_nodes_move),
+	AP_STEP(t_nodes_unmap),
 	AP_STEP(t_compact),
 	AP_STEP(t_compact_unchanged),
 	AP_STEP(t_unload),

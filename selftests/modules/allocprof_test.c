@@ -64,6 +64,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/nodemask.h>
 #include <linux/percpu.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -176,6 +177,16 @@ static noinline void *aptest_alloc_pages_0(struct aptest_site *site)
 static noinline void *aptest_alloc_pages_3(struct aptest_site *site)
 {
 	return alloc_pages(GFP_KERNEL, 3);
+}
+
+/*
+ * Entry i on node i modulo the online nodes (the guest's are 0 and 1):
+ * a call site with pages on every node, for the per-node figures.
+ */
+static noinline void *aptest_pages_node(struct aptest_site *site)
+{
+	return alloc_pages_node(site->nr_live % num_online_nodes(),
+				GFP_KERNEL | __GFP_THISNODE, 0);
 }
 
 static void aptest_free_pages(struct aptest_site *site, void *p)
@@ -369,6 +380,8 @@ static struct aptest_site aptest_sites[] = {
 	{ "alloc_pages_0", APTEST_PAGES, 0, 0, aptest_alloc_pages_0,
 	  aptest_free_pages },
 	{ "alloc_pages_3", APTEST_PAGES, 0, 3, aptest_alloc_pages_3,
+	  aptest_free_pages },
+	{ "pages_node", APTEST_PAGES, 0, 0, aptest_pages_node,
 	  aptest_free_pages },
 	{ "get_free_pages_2", APTEST_PAGES, 0, 2, aptest_get_free_pages_2,
 	  aptest_free_pages_addr },
