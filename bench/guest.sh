@@ -8,7 +8,7 @@
 # (vm.mem_profiling switched between runs); with WATCH 1 (the -icount
 # rounds), each allocprof-on run is followed by four runs with call sites
 # watched through allocprof's control file, profiling on:
-#   watch-other  another call site (not the benchmark's) with +sa
+#   watch-other  another call site (not the benchmark's) with +san
 #   watch-s      the benchmark's own four call sites with +s (stacks)
 #   watch-a      the same with +a (ages)
 #   watch-sa     the same with +sa
@@ -114,13 +114,13 @@ record_stats() {
 	echo "cfg=$1 rep=$2 $(grep '^# tracked:' $stacks)" >>/root/out/watch_stats.txt
 }
 
-# watch-other: another call site watched with +sa while the benchmark
+# watch-other: another call site watched with +san while the benchmark
 # module is loaded and run as for allocprof-on.
 bench_other() {
 	cfg=$1 rep=$2
 	expect_flags "$cfg" "$other_site" 1 p
-	echo "file $other_file func $other_func +sa" >$control
-	expect_flags "$cfg" "$other_site" 1 psa
+	echo "file $other_file func $other_func +san" >$control
+	expect_flags "$cfg" "$other_site" 1 psan
 	watch_stats
 	# shellcheck disable=SC2086
 	set -- $ws

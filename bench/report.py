@@ -29,7 +29,7 @@ CONFIGS = [
 # run (bench/guest.sh): profiling on, call sites watched through allocprof's
 # control file.  Rows of the timing tables only.
 WATCH_CONFIGS = [
-    ("watch-other", "8. allocprof on, another call site watched (+sa), not the loops'"),
+    ("watch-other", "8. allocprof on, another call site watched (+san), not the loops'"),
     ("watch-s", "9. allocprof on, the loops' call sites watched +s (stacks)"),
     ("watch-a", "10. allocprof on, the loops' call sites watched +a (ages)"),
     ("watch-sa", "11. allocprof on, the loops' call sites watched +sa"),
