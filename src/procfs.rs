@@ -2,7 +2,9 @@
 
 //! `/proc/allocinfo`, in upstream's format: version 1.0 (6.12's, the
 //! default) or, with `allocinfo_format=2.0`, version 2.0, which marks the
-//! call sites whose figures miss some allocations with `accurate:no`:
+//! call sites whose figures miss some allocations with `accurate:no` and
+//! gives a call site with the `n` flag its watched pages by node,
+//! `node:N=BYTES/CALLS` a node (`control.rs`):
 //!
 //! ```text
 //! allocinfo - version: 1.0
@@ -19,11 +21,9 @@
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{error::Result, new_mutex, prelude::*, sync::Arc, sync::Mutex};
 
-use crate::counters::Totals;
-use crate::ids::SiteId;
+use crate::ids::{Flags, SiteId};
 use crate::profiler::Profiler;
 use crate::state::Profiling;
-use crate::sys::backend::Site;
 use crate::sys::param::ParamValue;
 use crate::sys::procfs::{Ioctl, IoctlArg, SeqFile, SeqSource};
 use crate::sys::uapi::{self, Filter, Record};
@@ -284,26 +284,34 @@ fn get_next(info: &AllocInfo, cursor: &Cursor, arg: IoctlArg<uapi::TagDataBuf>) 
 /// Writes call site `id`'s line in upstream's format `format` (an
 /// unloaded module's only while it has memory allocated).
 fn show_line(out: &mut SeqFile, p: &Profiler, registry: &mut Registry, id: SiteId, format: Format) {
+    let nodes =
+        format == Format::V2 && registry.flags(id).is_some_and(|f| f.contains(Flags::NODES));
     // Only the ids of a section in the registry: the section `seek`
     // found may have gone since, and a shorter one taken its ids.
     registry.with_site(id, |site, gone, tag_inaccurate| {
         let totals = p.counters.read(id);
         if !gone || !totals.is_zero() {
             let accurate = !tag_inaccurate && !p.inaccurate.get(id);
-            write_line(out, totals, site, format == Format::V2 && !accurate);
+            write_figures(out, totals, site);
+            if format == Format::V2 && !accurate {
+                out.write(b" accurate:no");
+            }
+            if nodes {
+                write_nodes(out, p, id);
+            }
+            out.write(b" \n");
         }
     });
 }
 
-/// `"%12lli %8llu "`, then `file:line [module] func:name`, then
-/// `" accurate:no"` if asked for (format 2.0), then `" \n"`, as upstream's
-/// `alloc_tag_to_text()`.
-fn write_line(out: &mut SeqFile, totals: Totals, site: &Site<'_>, inaccurate: bool) {
-    write_figures(out, totals, site);
-    if inaccurate {
-        out.write(b" accurate:no");
+/// ` node:N=BYTES/CALLS` for each node with watched pages of `id`.
+fn write_nodes(out: &mut SeqFile, p: &Profiler, id: SiteId) {
+    use core::fmt::Write;
+    let mut after = None;
+    while let Some(row) = p.watch.next_node(id, after) {
+        let _ = write!(out, " node:{}={}/{}", row.node.get(), row.bytes, row.calls);
+        after = Some(row.node);
     }
-    out.write(b" \n");
 }
 
 impl SeqSource for AllocInfo {

@@ -424,6 +424,13 @@ impl Registry {
         }
     }
 
+    /// The flags of call site `id`, if it is one of a loaded image.
+    pub(crate) fn flags(&mut self, id: SiteId) -> Option<Flags> {
+        let s = self.section_of(id)?;
+        let tag = s.tags()?.get(id.index() - s.first.index())?;
+        Some(SiteId::controlled(tag.word()).map_or(Flags::DEFAULT, |(_, f)| f))
+    }
+
     /// Calls `f` with the id and tag of every call site of the loaded
     /// images, in id order.
     pub(crate) fn for_each_tag(&mut self, mut f: impl FnMut(SiteId, Tag<'_>)) {

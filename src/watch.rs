@@ -601,6 +601,38 @@ impl Watch {
         })
     }
 
+    /// The live pages of `site` on the lowest node above `after` (from
+    /// the lowest if `None`) that has any: the node, their bytes and
+    /// calls.  A scan of the table, for the few call sites with `n`.
+    pub(crate) fn next_node(&self, site: SiteId, after: Option<NodeId>) -> Option<NodeRow> {
+        let tables = self.tables.lock();
+        let mut next: Option<NodeRow> = None;
+        for e in tables.as_ref()?.entries.iter() {
+            let (Some(s), Some(node)) = (e.site, e.node) else {
+                continue;
+            };
+            if s != site || after.is_some_and(|a| node <= a) {
+                continue;
+            }
+            match next.as_mut() {
+                Some(n) if n.node == node => {
+                    n.bytes += e.bytes;
+                    n.calls += e.calls;
+                }
+                Some(n) if n.node < node => {}
+                _ => {
+                    next = Some(NodeRow {
+                        site,
+                        node,
+                        bytes: e.bytes,
+                        calls: e.calls,
+                    })
+                }
+            }
+        }
+        next
+    }
+
     /// The rows `row` makes of the live entries, in the order of their
     /// keys, those of one key merged into one.
     fn rows<R: Row>(&self, row: impl Fn(&Entry) -> Option<R>) -> Result<KVVec<R>> {

@@ -286,13 +286,25 @@ struct ap_fig {
 #define AP_INACCURATE " accurate:no "
 
 /*
- * Cuts format 2.0's " accurate:no" off a line, leaving the tail that
- * version 1.0 has (" func:name "); returns whether it was there.
+ * Cuts format 2.0's keys off a line: the " node:N=BYTES/CALLS" of a call
+ * site with allocprof's n flag, then " accurate:no", leaving the tail
+ * that version 1.0 has (" func:name "); returns whether " accurate:no"
+ * was there.
  */
 static inline int ap_cut_inaccurate(char *line)
 {
 	size_t l = strlen(line), t = strlen(AP_INACCURATE);
+	char *key;
 
+	while (l > 1 && line[l - 1] == ' ') {
+		line[l - 1] = '\0';
+		key = strrchr(line, ' ');
+		line[l - 1] = ' ';
+		if (!key || strncmp(key, " node:", 6))
+			break;
+		strcpy(key, " ");
+		l = strlen(line);
+	}
 	if (l < t || strcmp(line + l - t, AP_INACCURATE))
 		return 0;
 	strcpy(line + l - t, " ");

@@ -1122,14 +1122,36 @@ static int online_nodes(void)
 }
 
 /*
+ * The end of N_FUNC's /proc/allocinfo line (format 2.0) after its name,
+ * into tail; 0, or -1 if there is no such line or more than one.
+ */
+static int allocinfo_tail(char *tail, size_t size)
+{
+	const char *name = " [allocprof_test] func:" N_FUNC;
+	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *at, *nl;
+	int found = 0;
+
+	for (at = buf ? strstr(buf, name) : NULL; at; at = strstr(at + 1, name)) {
+		nl = strchrnul(at, '\n');
+		snprintf(tail, size, "%.*s", (int)(nl - at - strlen(name)), at + strlen(name));
+		found++;
+	}
+	free(buf);
+	return found == 1 ? 0 : -1;
+}
+
+/*
  * Whether the nodes report shows N_FUNC with its `live` entries, a page
- * each, entry i on node i modulo n_nodes (else says what it shows).
+ * each, entry i on node i modulo n_nodes, and its /proc/allocinfo line
+ * ends in the same figures as " node:N=BYTES/CALLS" keys (else says what
+ * they show).
  */
 static int nodes_are(int live)
 {
 	long long bytes[AP_MAX_NODES], calls[AP_MAX_NODES];
-	char *buf = ap_slurp(AP_NODES, NULL);
+	char *buf = ap_slurp(AP_NODES, NULL), keys[256] = "", tail[256] = "";
 	int ok = buf && ap_node_figures(buf, " [allocprof_test] func:" N_FUNC, bytes, calls) == 0;
+	size_t len = 0;
 
 	for (int k = 0; ok && k < AP_MAX_NODES; k++) {
 		long long want = k < n_nodes && k < live ? (live - 1 - k) / n_nodes + 1 : 0;
@@ -1139,8 +1161,16 @@ static int nodes_are(int live)
 				       bytes[k], calls[k], want);
 			ok = 0;
 		}
+		if (want)
+			len += snprintf(keys + len, sizeof(keys) - len, " node:%d=%lld/%lld", k,
+					want * n_unit, want);
 	}
 	free(buf);
+	snprintf(keys + len, sizeof(keys) - len, " ");
+	if (ok && (allocinfo_tail(tail, sizeof(tail)) || strcmp(tail, keys))) {
+		ksft_print_msg("/proc/allocinfo: '%s' after the name, expected '%s'\n", tail, keys);
+		ok = 0;
+	}
 	return ok;
 }
 
@@ -1162,7 +1192,7 @@ static void t_n_split(int i)
 	(void)i;
 	ksft_test_result(ap_test_alloc(N_SITE, N_ALLOC) == 0 && nodes_are(N_ALLOC) &&
 			 ap_expect(N_FUNC, N_ALLOC * n_unit, N_ALLOC),
-			 "%d pages on nodes 0, 1, 0, ...: each node's pages and calls exact\n",
+			 "%d pages on nodes 0, 1, 0, ...: each node's pages and calls exact, in the nodes file and /proc/allocinfo\n",
 			 N_ALLOC);
 }
 
