@@ -13,12 +13,11 @@
 //! `/proc/allocinfo`'s grammar followed by ` age:LO-HIs` (ages in [LO, HI)
 //! seconds: `0-1s`, then HI = 2 × LO with LO a power of two) or, for the
 //! last, open bucket, ` age:>=LOs`. `#` lines are comments. Malformed lines
-//! are reported with their number and what was expected, and skipped.
+//! are reported with their number and what was expected, and skipped
+//! ([`crate::split`], which the nodes file shares).
 
-use crate::debugfs::{comment_line, Malformed};
-use crate::debugfs::{need_field, parse_site, split_field, Bad, Expected, Found};
-use crate::record::{Record, SiteKey};
-use std::collections::HashMap;
+use crate::debugfs::Expected;
+use crate::split::{self, ParsedParts, Part, PartCount, PartLine, PartSite};
 use std::fmt;
 
 /// An age bucket: ages in [lo, hi) seconds; `hi` is `None` for the open last one.
@@ -59,108 +58,44 @@ impl fmt::Display for AgeBucket {
     }
 }
 
+impl Part for AgeBucket {
+    const KEY: &'static str = "age:";
+    const EXPECTED: Expected = Expected::Age;
+
+    fn parse(value: &str) -> Option<Self> {
+        AgeBucket::parse(value)
+    }
+}
+
 /// One line: the live allocations of a call site in one age bucket.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgeLine {
-    /// The call site, with the bytes and calls of this bucket (no `extra` pairs).
-    pub site: Record,
-    pub bucket: AgeBucket,
-}
-
-impl AgeLine {
-    /// The line as the kernel prints it, with its newline.
-    pub fn to_line(&self) -> String {
-        format!("{} age:{}\n", self.site.site_prefix(), self.bucket)
-    }
-}
-
+pub type AgeLine = PartLine<AgeBucket>;
 /// The result of parsing an ages file.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ParsedAges {
-    /// Lines in file order.
-    pub lines: Vec<AgeLine>,
-    /// The first `# tracked:` line, verbatim.
-    pub stats: Option<String>,
-    /// Malformed lines, in file order.
-    pub issues: Vec<Malformed>,
-}
-
-fn parse_age_line(line: &str) -> Result<AgeLine, Bad> {
-    let (site, rest) = parse_site(line)?;
-    let (tok, rest) = need_field(rest, Expected::Age)?;
-    let bucket = tok
-        .strip_prefix("age:")
-        .and_then(AgeBucket::parse)
-        .ok_or_else(|| (Expected::Age, Found::Field(tok.to_string())))?;
-    if let Some((tok, _)) = split_field(rest) {
-        return Err((Expected::EndOfLine, Found::Field(tok.to_string())));
-    }
-    Ok(AgeLine { site, bucket })
-}
+pub type ParsedAges = ParsedParts<AgeBucket>;
+/// The live allocations of one bucket of a site.
+pub type BucketCount = PartCount<AgeBucket>;
+/// A call site with its age buckets, youngest first.
+pub type AgeSite = PartSite<AgeBucket>;
 
 /// Parse the text of an ages file.
 pub fn parse_ages(input: &str) -> ParsedAges {
-    let mut out = ParsedAges::default();
-    for (i, line) in input.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        if comment_line(line, &mut out.stats) {
-            continue;
-        }
-        match parse_age_line(line) {
-            Ok(l) => out.lines.push(l),
-            Err((expected, found)) => out.issues.push(Malformed {
-                line_no: i + 1,
-                expected,
-                found,
-                text: line.to_string(),
-            }),
-        }
-    }
-    out
+    split::parse(input)
 }
 
 /// Parse raw bytes (invalid UTF-8 is replaced, never an error).
 pub fn parse_ages_bytes(input: &[u8]) -> ParsedAges {
-    parse_ages(&String::from_utf8_lossy(input))
-}
-
-/// The live allocations of one bucket of a site.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BucketCount {
-    pub bucket: AgeBucket,
-    pub bytes: i64,
-    pub calls: u64,
-}
-
-/// A call site with its age buckets.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgeSite {
-    /// The call site with the totals of its buckets.
-    pub site: Record,
-    /// Its non-empty buckets, youngest first.
-    pub buckets: Vec<BucketCount>,
+    split::parse_bytes(input)
 }
 
 impl AgeSite {
     /// The oldest bucket.
     pub fn oldest(&self) -> Option<&BucketCount> {
-        self.buckets.last()
+        self.parts.last()
     }
 
     /// Keep only the buckets whose ages are all at least `secs` seconds
     /// (lower bound ≥ `secs`), and update the totals.
     pub fn retain_min_age(&mut self, secs: u64) {
-        self.buckets.retain(|b| b.bucket.lo >= secs);
-        self.site.bytes = self
-            .buckets
-            .iter()
-            .fold(0i64, |a, b| a.saturating_add(b.bytes));
-        self.site.calls = self
-            .buckets
-            .iter()
-            .fold(0u64, |a, b| a.saturating_add(b.calls));
+        self.retain_parts(|b| b.lo >= secs);
     }
 }
 
@@ -168,43 +103,13 @@ impl AgeSite {
 /// of one identity (file, line, module, function), as the kernel prints for
 /// inline helpers compiled into several units, are summed per bucket.
 pub fn sites(lines: &[AgeLine]) -> Vec<AgeSite> {
-    let mut index: HashMap<SiteKey, usize> = HashMap::new();
-    let mut out: Vec<AgeSite> = Vec::new();
-    for l in lines {
-        let i = *index.entry(l.site.key()).or_insert_with(|| {
-            let mut site = l.site.clone();
-            site.bytes = 0;
-            site.calls = 0;
-            out.push(AgeSite {
-                site,
-                buckets: vec![],
-            });
-            out.len() - 1
-        });
-        let s = &mut out[i];
-        s.site.bytes = s.site.bytes.saturating_add(l.site.bytes);
-        s.site.calls = s.site.calls.saturating_add(l.site.calls);
-        match s.buckets.iter_mut().find(|b| b.bucket == l.bucket) {
-            Some(b) => {
-                b.bytes = b.bytes.saturating_add(l.site.bytes);
-                b.calls = b.calls.saturating_add(l.site.calls);
-            }
-            None => s.buckets.push(BucketCount {
-                bucket: l.bucket,
-                bytes: l.site.bytes,
-                calls: l.site.calls,
-            }),
-        }
-    }
-    for s in &mut out {
-        s.buckets.sort_by_key(|b| b.bucket);
-    }
-    out
+    split::sites(lines)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::debugfs::Found;
 
     #[test]
     fn bucket_labels() {
@@ -265,9 +170,9 @@ mod tests {
                     s.site.module.clone(),
                     s.site.bytes,
                     s.site.calls,
-                    s.buckets
+                    s.parts
                         .iter()
-                        .map(|b| (b.bucket.to_string(), b.bytes, b.calls))
+                        .map(|b| (b.part.to_string(), b.bytes, b.calls))
                         .collect::<Vec<_>>(),
                 )
             })
@@ -287,9 +192,9 @@ mod tests {
             ]
         );
         let mut k = s[0].clone();
-        assert_eq!(k.oldest().unwrap().bucket.lo, 2);
+        assert_eq!(k.oldest().unwrap().part.lo, 2);
         k.retain_min_age(1);
-        assert_eq!((k.site.bytes, k.site.calls, k.buckets.len()), (896, 4, 1));
+        assert_eq!((k.site.bytes, k.site.calls, k.parts.len()), (896, 4, 1));
     }
 
     #[test]

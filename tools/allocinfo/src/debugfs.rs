@@ -1,5 +1,5 @@
 //! What the parsers of allocprof's debugfs files (`/sys/kernel/debug/allocprof/`,
-//! see [`crate::stacks`] and [`crate::ages`]) share: the call-site part of a
+//! see [`crate::stacks`], [`crate::ages`] and [`crate::nodes`]) share: the call-site part of a
 //! line, which has `/proc/allocinfo`'s grammar, the comment lines with the
 //! statistics line among them, and the report of a malformed line, which
 //! says what was expected.
@@ -30,7 +30,9 @@ pub enum Expected {
     Comm,
     /// ` age:LO-HIs` or ` age:>=LOs` after the function (ages).
     Age,
-    /// Nothing more after the age bucket (ages).
+    /// ` node:N` after the function (nodes).
+    Node,
+    /// Nothing more after the age bucket or node (ages, nodes).
     EndOfLine,
     /// In a record of the stacks file: a frame or the empty line ending it.
     FrameOrEmpty,
@@ -49,7 +51,8 @@ impl fmt::Display for Expected {
             Expected::Pid => "pid:N after func:NAME",
             Expected::Comm => "comm:TASK after pid:N",
             Expected::Age => "age:LO-HIs or age:>=LOs (power-of-two seconds) after func:NAME",
-            Expected::EndOfLine => "the end of the line after the age bucket",
+            Expected::Node => "node:N (a node number) after func:NAME",
+            Expected::EndOfLine => "the end of the line after the age bucket or node",
             Expected::FrameOrEmpty => {
                 "a frame indented by exactly four spaces, or the empty line that ends the record"
             }

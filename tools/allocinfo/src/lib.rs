@@ -2,7 +2,8 @@
 //! diffing, rendering and plotting of Linux `/proc/allocinfo` (memory
 //! allocation profiling, kernel 6.10+), formats 1.0 and 2.0, the binary ioctl
 //! interface of a live kernel, and a compact snapshot form; also the call
-//! chains and ages of allocprof's debugfs files ([`stacks`], [`ages`]).
+//! chains, ages and nodes of allocprof's debugfs files ([`stacks`], [`ages`],
+//! [`nodes`]).
 //!
 //! ```
 //! let text = "allocinfo - version: 1.0\n\
@@ -21,11 +22,13 @@ pub mod filter;
 pub mod group;
 pub mod ioctl;
 pub mod live;
+pub mod nodes;
 pub mod output;
 pub mod parse;
 pub mod plot;
 pub mod record;
 pub mod snap;
+pub mod split;
 pub mod stacks;
 pub mod units;
 

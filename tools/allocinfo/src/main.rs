@@ -1,16 +1,18 @@
 //! `allocinfo`: inspect Linux `/proc/allocinfo` (memory allocation profiling).
 
-use allocinfo::ages::{self, AgeSite};
+use allocinfo::ages::{AgeBucket, AgeSite};
 use allocinfo::compact;
 use allocinfo::diff::diff;
 use allocinfo::filter::{validate_glob, Filter};
 use allocinfo::group::{group, group_key, GroupBy};
 use allocinfo::live::{self, Via};
-use allocinfo::output::{self, Format, StacksFormat, TopSummary};
+use allocinfo::nodes::Node;
+use allocinfo::output::{self, Format, PartOutput, StacksFormat, TopSummary};
 use allocinfo::parse::{parse_bytes, Parsed, Version};
 use allocinfo::plot::{self, ChartOpts, Line, ValueKind, XAxis};
 use allocinfo::record::{merge_duplicates, Record};
 use allocinfo::snap;
+use allocinfo::split::{self, PartSite};
 use allocinfo::stacks::{self, StackRecord};
 use allocinfo::units::parse_size;
 use anyhow::{bail, Context, Result};
@@ -29,6 +31,8 @@ const DEFAULT_SOURCE: &str = "/proc/allocinfo";
 const STACKS_SOURCE: &str = "/sys/kernel/debug/allocprof/stacks";
 /// allocprof's age buckets of the call sites with the `a` flag.
 const AGES_SOURCE: &str = "/sys/kernel/debug/allocprof/ages";
+/// allocprof's pages by node of the call sites with the `n` flag.
+const NODES_SOURCE: &str = "/sys/kernel/debug/allocprof/nodes";
 
 const EXIT_CODES: &str = "\
 Exit status:
@@ -91,6 +95,10 @@ enum Cmd {
     /// (allocprof's debugfs ages file): what is old, what keeps growing.
     #[command(after_help = EXIT_CODES)]
     Ages(AgesArgs),
+    /// Live pages per call site by the NUMA node of their memory (allocprof's
+    /// debugfs nodes file): where a call site's memory lies.
+    #[command(after_help = EXIT_CODES)]
+    Nodes(NodesArgs),
 }
 
 /// The choice of call sites by name, shared by all the read commands.
@@ -415,11 +423,23 @@ enum AgesSortKey {
     Age,
 }
 
+/// The options `ages` and `nodes` share.
 #[derive(Args, Debug)]
-struct AgesArgs {
+struct PartsArgs {
     /// Number of call sites to show (0 = all).
     #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 10)]
     n: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    #[command(flatten)]
+    filter: SiteFilterArgs,
+}
+
+#[derive(Args, Debug)]
+struct AgesArgs {
+    #[command(flatten)]
+    parts: PartsArgs,
     /// Rank by bytes, by number of live allocations, or by age.
     #[arg(long, value_enum, default_value_t = AgesSortKey::Bytes)]
     by: AgesSortKey,
@@ -427,13 +447,23 @@ struct AgesArgs {
     /// bound is at least S): seconds, or with a unit: 90, 10m, 1h, 2d.
     #[arg(long, value_name = "S", value_parser = parse_age_arg)]
     min_age: Option<u64>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
-    #[command(flatten)]
-    filter: SiteFilterArgs,
     /// The ages file to read (`-` = standard input).
     #[arg(value_name = "FILE", default_value = AGES_SOURCE)]
+    input: String,
+}
+
+#[derive(Args, Debug)]
+struct NodesArgs {
+    #[command(flatten)]
+    parts: PartsArgs,
+    /// Rank by bytes or by number of live allocations (on the nodes shown).
+    #[arg(long, value_enum, default_value_t = SortKey::Bytes)]
+    by: SortKey,
+    /// Only node N's figures (a call site without pages there is left out).
+    #[arg(long, value_name = "N")]
+    node: Option<u32>,
+    /// The nodes file to read (`-` = standard input).
+    #[arg(value_name = "FILE", default_value = NODES_SOURCE)]
     input: String,
 }
 
@@ -598,6 +628,7 @@ fn run(cli: Cli) -> Result<()> {
         },
         Cmd::Stacks(a) => cmd_stacks(a, v),
         Cmd::Ages(a) => cmd_ages(a, v),
+        Cmd::Nodes(a) => cmd_nodes(a, v),
     }
 }
 
@@ -840,48 +871,108 @@ fn cmd_stacks(a: StacksArgs, verbose: bool) -> Result<()> {
 }
 
 fn cmd_ages(a: AgesArgs, verbose: bool) -> Result<()> {
-    let filter = a.filter.site.filter()?;
-    let name = display_name(&a.input);
-    let parsed = ages::parse_ages_bytes(&read_debugfs(&a.input)?);
-    report_issues(&parsed.issues, &name, a.filter.strict)?;
-    let lines: Vec<_> = parsed
-        .lines
-        .into_iter()
-        .filter(|l| filter.matches(&l.site))
-        .collect();
-    let mut sites: Vec<AgeSite> = ages::sites(&lines);
-    if let Some(min) = a.min_age {
-        for s in &mut sites {
-            s.retain_min_age(min);
-        }
-        sites.retain(|s| !s.buckets.is_empty());
-    }
-    if let Some(min) = a.filter.min_bytes {
-        sites.retain(|s| s.site.bytes >= min);
-    }
-    let summary = TopSummary::of(sites.iter().map(|s| &s.site));
-    sites.sort_by(|x, y| {
-        let primary = match a.by {
+    let note = match a.min_age {
+        Some(m) => format!(", only allocations at least {m}s old"),
+        None => String::new(),
+    };
+    let by = a.by;
+    let cmd = PartsCmd {
+        args: &a.parts,
+        input: &a.input,
+        note: &note,
+        verbose,
+    };
+    cmd.run::<AgeBucket>(
+        |sites| {
+            if let Some(min) = a.min_age {
+                for s in sites.iter_mut() {
+                    s.retain_min_age(min);
+                }
+            }
+        },
+        |x, y| match by {
             AgesSortKey::Bytes => biggest_first(SortKey::Bytes, &x.site, &y.site),
             AgesSortKey::Calls => biggest_first(SortKey::Calls, &x.site, &y.site),
             AgesSortKey::Age => {
-                let oldest = |s: &AgeSite| s.oldest().map(|b| (b.bucket, b.bytes));
+                let oldest = |s: &AgeSite| s.oldest().map(|b| (b.part, b.bytes));
                 oldest(y)
                     .cmp(&oldest(x))
                     .then(y.site.bytes.cmp(&x.site.bytes))
             }
-        };
-        primary.then_with(|| x.site.key().cmp(&y.site.key()))
-    });
-    limit(&mut sites, a.n);
-    let mut out = output::render_ages(&sites, summary, a.min_age, a.format)?;
-    append_stats(
-        &mut out,
-        parsed.stats.as_deref(),
-        a.format == Format::Table,
+        },
+    )
+}
+
+fn cmd_nodes(a: NodesArgs, verbose: bool) -> Result<()> {
+    let note = match a.node {
+        Some(n) => format!(", only node {n}"),
+        None => String::new(),
+    };
+    let cmd = PartsCmd {
+        args: &a.parts,
+        input: &a.input,
+        note: &note,
         verbose,
-    );
-    write_stdout(&out)
+    };
+    cmd.run::<Node>(
+        |sites| {
+            if let Some(node) = a.node {
+                for s in sites.iter_mut() {
+                    s.retain_parts(|n| n.0 == node);
+                }
+            }
+        },
+        |x, y| biggest_first(a.by, &x.site, &y.site),
+    )
+}
+
+/// A run of `ages` or `nodes`: their shared options, the file, the end of
+/// the table's last line, `-v`.
+struct PartsCmd<'a> {
+    args: &'a PartsArgs,
+    input: &'a str,
+    note: &'a str,
+    verbose: bool,
+}
+
+impl PartsCmd<'_> {
+    /// Reads and parses the file, keeps the lines of the selected call
+    /// sites, gathers them per call site, lets `keep` drop parts (a site
+    /// left with none goes), drops the sites under `--min-bytes`, sorts
+    /// them by `order` (then by identity), cuts to `-n` and prints them.
+    fn run<P: PartOutput>(
+        &self,
+        keep: impl FnOnce(&mut Vec<PartSite<P>>),
+        order: impl Fn(&PartSite<P>, &PartSite<P>) -> Ordering,
+    ) -> Result<()> {
+        let (args, filter) = (self.args, &self.args.filter);
+        let filter_sites = filter.site.filter()?;
+        let name = display_name(self.input);
+        let parsed = split::parse_bytes::<P>(&read_debugfs(self.input)?);
+        report_issues(&parsed.issues, &name, filter.strict)?;
+        let lines: Vec<_> = parsed
+            .lines
+            .into_iter()
+            .filter(|l| filter_sites.matches(&l.site))
+            .collect();
+        let mut sites = split::sites(&lines);
+        keep(&mut sites);
+        sites.retain(|s| !s.parts.is_empty());
+        if let Some(min) = filter.min_bytes {
+            sites.retain(|s| s.site.bytes >= min);
+        }
+        let summary = TopSummary::of(sites.iter().map(|s| &s.site));
+        sites.sort_by(|x, y| order(x, y).then_with(|| x.site.key().cmp(&y.site.key())));
+        limit(&mut sites, args.n);
+        let mut out = output::render_parts(&sites, summary, self.note, args.format)?;
+        append_stats(
+            &mut out,
+            parsed.stats.as_deref(),
+            args.format == Format::Table,
+            self.verbose,
+        );
+        write_stdout(&out)
+    }
 }
 
 fn cmd_snap(a: SnapArgs) -> Result<()> {

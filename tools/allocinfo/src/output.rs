@@ -1,9 +1,11 @@
 //! Rendering of command results as table, JSON, CSV or Prometheus text.
 
-use crate::ages::{AgeSite, BucketCount};
+use crate::ages::AgeBucket;
 use crate::diff::{Diff, SiteDelta};
 use crate::group::{GroupBy, GroupRow};
+use crate::nodes::Node;
 use crate::record::{Record, SiteKey};
+use crate::split::{Part, PartCount, PartSite};
 use crate::stacks::StackRecord;
 use crate::units::{format_iec, format_iec_signed};
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
@@ -111,6 +113,11 @@ fn to_csv<T: Serialize>(
     if !any {
         w.write_record(header_if_empty)?;
     }
+    csv_text(w)
+}
+
+/// The text a CSV writer wrote.
+fn csv_text(w: csv::Writer<Vec<u8>>) -> Result<String> {
     let bytes = w
         .into_inner()
         .map_err(|e| RenderError::CsvInner(e.to_string()))?;
@@ -737,165 +744,242 @@ pub fn render_stacks(
     }
 }
 
-// ---------------------------------------------------------------- ages
+// ---------------------------------------------------------- ages, nodes
+
+/// How `ages` and `nodes` show the parts of a call site's live
+/// allocations (an age bucket, a node), for [`render_parts`].
+pub trait PartOutput: Part {
+    /// The table's columns after the site's: the part, its bytes, its calls.
+    const COLUMNS: [&'static str; 3];
+    /// Whether the table lists a site's parts last first (oldest bucket first).
+    const LAST_FIRST: bool;
+    /// The name of a site's list of parts in JSON.
+    const JSON_LIST: &'static str;
+    /// The part's own CSV columns (between the site's and bytes, calls).
+    const CSV_COLUMNS: &'static [&'static str];
+    /// The Prometheus metrics' prefix: `PREFIX_bytes`, `PREFIX_allocations`.
+    const METRIC: &'static str;
+    /// What a sample is, for the metrics' help: "... of a call site WHAT".
+    const HELP: &'static str;
+    /// The part's own JSON fields (before bytes and calls).
+    type Json: Serialize;
+    fn json(&self) -> Self::Json;
+    /// The part's own CSV cells, for [`PartOutput::CSV_COLUMNS`].
+    fn csv(&self) -> Vec<String>;
+    /// The part's own Prometheus labels, `name="value",...`.
+    fn labels(&self) -> String;
+}
 
 #[derive(Serialize)]
-struct AgeBucketJson {
+pub struct AgeBucketJson {
     lo_s: u64,
     hi_s: Option<u64>,
-    bytes: i64,
-    calls: u64,
 }
 
-#[derive(Serialize)]
-struct AgeSiteJson<'a> {
-    #[serde(flatten)]
-    site: SiteJson<'a>,
-    buckets: Vec<AgeBucketJson>,
-}
+impl PartOutput for AgeBucket {
+    const COLUMNS: [&'static str; 3] = ["Age", "Age bytes", "Age calls"];
+    const LAST_FIRST: bool = true;
+    const JSON_LIST: &'static str = "buckets";
+    const CSV_COLUMNS: &'static [&'static str] = &["lo_s", "hi_s"];
+    const METRIC: &'static str = "allocinfo_age";
+    const HELP: &'static str = "whose age in seconds is in [age_lo_seconds, age_hi_seconds) \
+                                (allocprof debugfs ages).";
+    type Json = AgeBucketJson;
 
-#[derive(Serialize)]
-struct AgeCsvRow<'a> {
-    rank: usize,
-    file: &'a str,
-    line: u32,
-    module: &'a str,
-    func: &'a str,
-    lo_s: u64,
-    hi_s: Option<u64>,
-    bytes: i64,
-    calls: u64,
-}
-
-const AGES_CSV_HEADER: [&str; 9] = [
-    "rank", "file", "line", "module", "func", "lo_s", "hi_s", "bytes", "calls",
-];
-
-/// One Prometheus sample per site and bucket; the open bucket's
-/// `age_hi_seconds` is `+Inf`.
-fn age_samples(
-    out: &mut String,
-    sites: &[AgeSite],
-    metric: &str,
-    value: impl Fn(&BucketCount) -> String,
-) {
-    for s in sites {
-        let labels = site_labels(&s.site.key());
-        for b in &s.buckets {
-            let hi = b.bucket.hi.map_or("+Inf".to_string(), |h| h.to_string());
-            let _ = writeln!(
-                out,
-                "{metric}{{{labels},age_lo_seconds=\"{}\",age_hi_seconds=\"{hi}\"}} {}",
-                b.bucket.lo,
-                value(b)
-            );
+    fn json(&self) -> AgeBucketJson {
+        AgeBucketJson {
+            lo_s: self.lo,
+            hi_s: self.hi,
         }
+    }
+
+    fn csv(&self) -> Vec<String> {
+        vec![
+            self.lo.to_string(),
+            self.hi.map_or(String::new(), |h| h.to_string()),
+        ]
+    }
+
+    /// The open bucket's `age_hi_seconds` is `+Inf`.
+    fn labels(&self) -> String {
+        let hi = self.hi.map_or("+Inf".to_string(), |h| h.to_string());
+        format!("age_lo_seconds=\"{}\",age_hi_seconds=\"{hi}\"", self.lo)
     }
 }
 
-/// Render the sites of `ages` (already sorted and truncated); `summary`
-/// counts the sites before `-n`, `min_age` is `--min-age` for the table's
-/// last line.
+#[derive(Serialize)]
+pub struct NodeJson {
+    node: u32,
+}
+
+impl PartOutput for Node {
+    const COLUMNS: [&'static str; 3] = ["Node", "Node bytes", "Node calls"];
+    const LAST_FIRST: bool = false;
+    const JSON_LIST: &'static str = "nodes";
+    const CSV_COLUMNS: &'static [&'static str] = &["node"];
+    const METRIC: &'static str = "allocinfo_node";
+    const HELP: &'static str = "on the NUMA node of the node label (allocprof debugfs nodes; \
+                                pages of call sites with the n flag).";
+    type Json = NodeJson;
+
+    fn json(&self) -> NodeJson {
+        NodeJson { node: self.0 }
+    }
+
+    fn csv(&self) -> Vec<String> {
+        vec![self.0.to_string()]
+    }
+
+    fn labels(&self) -> String {
+        format!("node=\"{}\"", self.0)
+    }
+}
+
+#[derive(Serialize)]
+struct PartJson<J> {
+    #[serde(flatten)]
+    part: J,
+    bytes: i64,
+    calls: u64,
+}
+
+/// A site's list of parts under its name ([`PartOutput::JSON_LIST`]).
+struct NamedList<T> {
+    name: &'static str,
+    items: Vec<T>,
+}
+
+impl<T: Serialize> Serialize for NamedList<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry(self.name, &self.items)?;
+        m.end()
+    }
+}
+
+#[derive(Serialize)]
+struct PartSiteJson<'a, J> {
+    #[serde(flatten)]
+    site: SiteJson<'a>,
+    #[serde(flatten)]
+    parts: NamedList<PartJson<J>>,
+}
+
+/// Render the sites of `ages` or `nodes` (already sorted and truncated);
+/// `summary` counts the sites before `-n`, `note` ends the table's last
+/// line (e.g. `--min-age`'s).
 ///
-/// The table has a row per site and bucket, oldest bucket first: the site's
-/// first row carries its totals and names, the others only the bucket.
-/// JSON has a site per object with its buckets youngest first; CSV and
-/// Prometheus a row or sample per site and bucket.
-pub fn render_ages(
-    sites: &[AgeSite],
+/// The table has a row per site and part (the oldest bucket first, the
+/// lowest node first): the site's columns on its first row, then the part
+/// with its bytes and calls. JSON has one object per site with its list of
+/// parts, CSV one row per site and part, Prometheus two gauges per site and
+/// part (bytes, allocations).
+pub fn render_parts<P: PartOutput>(
+    sites: &[PartSite<P>],
     summary: TopSummary,
-    min_age: Option<u64>,
+    note: &str,
     fmt: Format,
 ) -> Result<String> {
     match fmt {
         Format::Table => {
             let mut t = new_table(
-                &[&SITE_COLUMNS[..], &["Age", "Age bytes", "Age calls"]].concat(),
+                &[&SITE_COLUMNS[..], &P::COLUMNS[..]].concat(),
                 &[0, 1, 2, 7, 8],
             );
             for (i, s) in sites.iter().enumerate() {
-                for (j, b) in s.buckets.iter().rev().enumerate() {
+                let mut parts: Vec<_> = s.parts.iter().collect();
+                if P::LAST_FIRST {
+                    parts.reverse();
+                }
+                for (j, c) in parts.into_iter().enumerate() {
                     let mut row = if j == 0 {
                         site_cells(i + 1, &s.site)
                     } else {
                         vec![String::new(); SITE_COLUMNS.len()]
                     };
-                    row.extend([
-                        b.bucket.to_string(),
-                        format_iec(b.bytes),
-                        b.calls.to_string(),
-                    ]);
+                    row.extend([c.part.to_string(), format_iec(c.bytes), c.calls.to_string()]);
                     t.add_row(row);
                 }
             }
             let shown = TopSummary::of(sites.iter().map(|s| &s.site));
-            let aged = match min_age {
-                Some(m) => format!(", only allocations at least {m}s old"),
-                None => String::new(),
-            };
             Ok(format!(
-                "{t}\n{}{aged}\n",
+                "{t}\n{}{note}\n",
                 shown_of_total(shown, summary, "call sites")
             ))
         }
         Format::Json => {
-            let v: Vec<AgeSiteJson> = sites
+            let v: Vec<_> = sites
                 .iter()
                 .enumerate()
-                .map(|(i, s)| AgeSiteJson {
+                .map(|(i, s)| PartSiteJson {
                     site: SiteJson::new(i + 1, &s.site),
-                    buckets: s
-                        .buckets
-                        .iter()
-                        .map(|b| AgeBucketJson {
-                            lo_s: b.bucket.lo,
-                            hi_s: b.bucket.hi,
-                            bytes: b.bytes,
-                            calls: b.calls,
-                        })
-                        .collect(),
+                    parts: NamedList {
+                        name: P::JSON_LIST,
+                        items: s.parts.iter().map(|c| part_json(c)).collect(),
+                    },
                 })
                 .collect();
             to_json(&v)
         }
-        Format::Csv => to_csv(
-            sites.iter().enumerate().flat_map(|(i, s)| {
-                s.buckets.iter().map(move |b| AgeCsvRow {
-                    rank: i + 1,
-                    file: &s.site.file,
-                    line: s.site.line,
-                    module: s.site.module.as_deref().unwrap_or(""),
-                    func: &s.site.func,
-                    lo_s: b.bucket.lo,
-                    hi_s: b.bucket.hi,
-                    bytes: b.bytes,
-                    calls: b.calls,
-                })
-            }),
-            &AGES_CSV_HEADER,
-        ),
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            let header = [
+                &["rank", "file", "line", "module", "func"][..],
+                P::CSV_COLUMNS,
+                &["bytes", "calls"],
+            ];
+            w.write_record(header.concat())?;
+            for (i, s) in sites.iter().enumerate() {
+                for c in &s.parts {
+                    let mut row = vec![
+                        (i + 1).to_string(),
+                        s.site.file.clone(),
+                        s.site.line.to_string(),
+                        s.site.module.clone().unwrap_or_default(),
+                        s.site.func.clone(),
+                    ];
+                    row.extend(c.part.csv());
+                    row.extend([c.bytes.to_string(), c.calls.to_string()]);
+                    w.write_record(row)?;
+                }
+            }
+            csv_text(w)
+        }
         Format::Prometheus => {
             let mut out = String::new();
-            prom_header(
-                &mut out,
-                "allocinfo_age_bytes",
-                "Bytes of the live allocations of a call site whose age in seconds is in \
-                 [age_lo_seconds, age_hi_seconds) (allocprof debugfs ages).",
-            );
-            age_samples(&mut out, sites, "allocinfo_age_bytes", |b| {
-                b.bytes.to_string()
-            });
-            prom_header(
-                &mut out,
-                "allocinfo_age_allocations",
-                "Live allocations of a call site whose age in seconds is in \
-                 [age_lo_seconds, age_hi_seconds) (allocprof debugfs ages).",
-            );
-            age_samples(&mut out, sites, "allocinfo_age_allocations", |b| {
-                b.calls.to_string()
-            });
+            for (what, unit, value) in [
+                (
+                    "Bytes of the live allocations",
+                    "bytes",
+                    (|c| c.bytes.to_string()) as fn(&PartCount<P>) -> String,
+                ),
+                ("Live allocations", "allocations", |c| c.calls.to_string()),
+            ] {
+                let metric = format!("{}_{unit}", P::METRIC);
+                prom_header(
+                    &mut out,
+                    &metric,
+                    &format!("{what} of a call site {}", P::HELP),
+                );
+                for s in sites {
+                    let labels = site_labels(&s.site.key());
+                    for c in &s.parts {
+                        let _ =
+                            writeln!(out, "{metric}{{{labels},{}}} {}", c.part.labels(), value(c));
+                    }
+                }
+            }
             Ok(out)
         }
+    }
+}
+
+fn part_json<P: PartOutput>(c: &PartCount<P>) -> PartJson<P::Json> {
+    PartJson {
+        part: c.part.json(),
+        bytes: c.bytes,
+        calls: c.calls,
     }
 }
 

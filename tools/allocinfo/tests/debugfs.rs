@@ -1,5 +1,5 @@
 //! End-to-end tests of the commands that read allocprof's debugfs files
-//! (`stacks`, `ages`), on the fixtures, with exact expected values.
+//! (`stacks`, `ages`, `nodes`), on the fixtures, with exact expected values.
 
 mod common;
 use common::{fixture, ok, run, run_stdin, stderr, stdout};
@@ -423,9 +423,9 @@ fn ages_fixture_parses_to_the_exact_buckets() {
                 s.site.func.clone(),
                 s.site.bytes,
                 s.site.calls,
-                s.buckets
+                s.parts
                     .iter()
-                    .map(|b| (b.bucket.lo, b.bucket.hi, b.bytes, b.calls))
+                    .map(|b| (b.part.lo, b.part.hi, b.bytes, b.calls))
                     .collect::<Vec<_>>(),
             )
         })
@@ -753,7 +753,7 @@ fn ages_malformed_lines_and_duplicates() {
          age:>=LOs (power-of-two seconds) after func:NAME, found the end of the line): \
          \"         512        4 a/t.c:9 [t] func:k\"\n\
          allocinfo: warning: <stdin>: line 6: malformed line (expected the end of the line \
-         after the age bucket, found \"pid:1\"): \
+         after the age bucket or node, found \"pid:1\"): \
          \"          64        1 a/t.c:9 [t] func:k age:0-1s pid:1\"\n"
     );
     // Lines of one identity and bucket are summed.
@@ -799,5 +799,120 @@ fn ages_missing_file_says_what_is_needed() {
             .status
             .code(),
         Some(2)
+    );
+}
+
+// ------------------------------------------------------------------- nodes
+
+const NODES: &str = "guest-allocprof-nodes.txt";
+const CACHE_TEST_C: &str = "/root/.cache/allocprof/modbuild/base/modules/allocprof_test.c";
+
+/// Two call sites on both nodes, lines out of order, one malformed.
+const NODES_INPUT: &str = "\
+# allocprof nodes: x
+# tracked: 10 allocations in 0 chains
+        4096        1 mm/memory.c:1063 func:folio_prealloc node:1
+       16384        4 a/t.c:7 [t] func:p node:1
+        8192        2 a/t.c:7 [t] func:p node:0
+       12288        3 mm/memory.c:1063 func:folio_prealloc node:0
+        4096        1 mm/memory.c:1063 func:folio_prealloc node:x
+";
+
+#[test]
+fn nodes_table_exact_on_the_guest_capture() {
+    let out = ok(&["nodes", "-v", &fixture(NODES)]);
+    assert_eq!(
+        out,
+        format!(
+            "\
+┌───┬──────────┬───────┬───────────────────────────────────────────────────────────────────┬────────────────┬───────────────────┬──────┬────────────┬────────────┐
+│ # ┆    Bytes ┆ Calls ┆ Location                                                          ┆ Module         ┆ Function          ┆ Node ┆ Node bytes ┆ Node calls │
+╞═══╪══════════╪═══════╪═══════════════════════════════════════════════════════════════════╪════════════════╪═══════════════════╪══════╪════════════╪════════════╡
+│ 1 ┆ 20.0 KiB ┆     5 ┆ {CACHE_TEST_C}:188 ┆ allocprof_test ┆ aptest_pages_node ┆ 0    ┆   12.0 KiB ┆          3 │
+│   ┆          ┆       ┆                                                                   ┆                ┆                   ┆ 1    ┆    8.0 KiB ┆          2 │
+└───┴──────────┴───────┴───────────────────────────────────────────────────────────────────┴────────────────┴───────────────────┴──────┴────────────┴────────────┘
+1 of 1 call sites, 20.0 KiB of 20.0 KiB total
+# tracked: 19 allocations in 3 chains; table: 19/16384 allocations, 3/4096 chains, 722944 bytes; not tracked: 0 (table full), 0 (nested)
+"
+        )
+    );
+}
+
+#[test]
+fn nodes_csv_json_and_the_node_filter() {
+    let o = run_stdin(&["nodes", "--format", "csv", "-"], NODES_INPUT);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o),
+        "rank,file,line,module,func,node,bytes,calls\n\
+         1,a/t.c,7,t,p,0,8192,2\n\
+         1,a/t.c,7,t,p,1,16384,4\n\
+         2,mm/memory.c,1063,,folio_prealloc,0,12288,3\n\
+         2,mm/memory.c,1063,,folio_prealloc,1,4096,1\n"
+    );
+    assert_eq!(
+        stderr(&o),
+        "allocinfo: warning: <stdin>: line 7: malformed line (expected node:N (a node number) \
+         after func:NAME, found \"node:x\"): \
+         \"        4096        1 mm/memory.c:1063 func:folio_prealloc node:x\"\n"
+    );
+    // Node 1 alone, by calls; the totals are node 1's.
+    let o = run_stdin(
+        &[
+            "nodes", "--format", "csv", "--node", "1", "--by", "calls", "-",
+        ],
+        NODES_INPUT,
+    );
+    assert_eq!(
+        stdout(&o),
+        "rank,file,line,module,func,node,bytes,calls\n\
+         1,a/t.c,7,t,p,1,16384,4\n\
+         2,mm/memory.c,1063,,folio_prealloc,1,4096,1\n"
+    );
+    // By calls over both nodes: folio_prealloc 4, p 6.
+    let o = run_stdin(
+        &["nodes", "--format", "json", "--func", "folio_prealloc", "-"],
+        NODES_INPUT,
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!([{
+            "rank": 1, "bytes": 16384, "calls": 4, "file": "mm/memory.c", "line": 1063,
+            "module": null, "func": "folio_prealloc",
+            "nodes": [
+                {"node": 0, "bytes": 12288, "calls": 3},
+                {"node": 1, "bytes": 4096, "calls": 1}
+            ]
+        }])
+    );
+    let o = run_stdin(&["nodes", "--strict", "-"], NODES_INPUT);
+    assert_eq!(o.status.code(), Some(3));
+    // A node no site has: no rows.
+    let o = run_stdin(
+        &["nodes", "--format", "csv", "--node", "7", "-"],
+        NODES_INPUT,
+    );
+    assert_eq!(stdout(&o), "rank,file,line,module,func,node,bytes,calls\n");
+}
+
+#[test]
+fn nodes_prometheus_exact() {
+    let o = run_stdin(
+        &["nodes", "--format", "prometheus", "--module", "t", "-"],
+        NODES_INPUT,
+    );
+    assert_eq!(
+        stdout(&o),
+        "# HELP allocinfo_node_bytes Bytes of the live allocations of a call site on the NUMA \
+         node of the node label (allocprof debugfs nodes; pages of call sites with the n flag).\n\
+         # TYPE allocinfo_node_bytes gauge\n\
+         allocinfo_node_bytes{file=\"a/t.c\",line=\"7\",function=\"p\",module=\"t\",node=\"0\"} 8192\n\
+         allocinfo_node_bytes{file=\"a/t.c\",line=\"7\",function=\"p\",module=\"t\",node=\"1\"} 16384\n\
+         # HELP allocinfo_node_allocations Live allocations of a call site on the NUMA node of \
+         the node label (allocprof debugfs nodes; pages of call sites with the n flag).\n\
+         # TYPE allocinfo_node_allocations gauge\n\
+         allocinfo_node_allocations{file=\"a/t.c\",line=\"7\",function=\"p\",module=\"t\",node=\"0\"} 2\n\
+         allocinfo_node_allocations{file=\"a/t.c\",line=\"7\",function=\"p\",module=\"t\",node=\"1\"} 4\n"
     );
 }

@@ -47,7 +47,7 @@ fn bucket_strategy() -> impl Strategy<Value = AgeBucket> {
 }
 
 fn age_line_strategy() -> impl Strategy<Value = AgeLine> {
-    (site_strategy(), bucket_strategy()).prop_map(|(site, bucket)| AgeLine { site, bucket })
+    (site_strategy(), bucket_strategy()).prop_map(|(site, part)| AgeLine { site, part })
 }
 
 /// Lines made of pieces of the debugfs formats.
@@ -145,7 +145,7 @@ proptest! {
         let all = sum(&mut lines.iter().map(|l| (l.site.bytes, l.site.calls)));
         let kept = sum(&mut gathered
             .iter()
-            .flat_map(|s| s.buckets.iter().map(|b| (b.bytes, b.calls))));
+            .flat_map(|s| s.parts.iter().map(|b| (b.bytes, b.calls))));
         if lines.iter().all(|l| l.site.bytes.unsigned_abs() < 1 << 40 && l.site.calls < 1 << 40) {
             prop_assert_eq!(kept, all);
         }

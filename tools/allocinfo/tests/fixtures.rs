@@ -3,11 +3,14 @@
 //! `malformed` are expected to contain malformed lines; every other file must
 //! parse cleanly, contain at least one record, and its data lines must be
 //! reproduced byte for byte from the parsed records (the kernel's printf
-//! format). Files named `*stacks.txt` and `*ages.txt` are allocprof's debugfs
-//! files and are read with their own parsers; all others are /proc/allocinfo.
+//! format). Files named `*stacks.txt`, `*ages.txt` and `*nodes.txt` are
+//! allocprof's debugfs files and are read with their own parsers; all others
+//! are /proc/allocinfo.
 
-use allocinfo::ages::{parse_ages, AgeLine};
+use allocinfo::ages::{parse_ages, AgeBucket};
+use allocinfo::nodes::Node;
 use allocinfo::parse::{parse_line, parse_str, Line};
+use allocinfo::split::{self, Part, PartLine};
 use allocinfo::stacks::{parse_stacks, StackRecord};
 use std::path::{Path, PathBuf};
 
@@ -36,6 +39,7 @@ enum Kind {
     Allocinfo,
     Stacks,
     Ages,
+    Nodes,
 }
 
 fn kind(p: &Path) -> Kind {
@@ -44,6 +48,8 @@ fn kind(p: &Path) -> Kind {
         Kind::Stacks
     } else if n.ends_with("ages.txt") {
         Kind::Ages
+    } else if n.ends_with("nodes.txt") {
+        Kind::Nodes
     } else {
         Kind::Allocinfo
     }
@@ -86,16 +92,21 @@ fn every_wellformed_fixture_parses_cleanly_and_round_trips() {
                 let got: String = parsed.records.iter().map(StackRecord::to_text).collect();
                 assert_eq!(got, want, "{what}");
             }
-            Kind::Ages => {
-                let parsed = parse_ages(&text);
-                assert!(parsed.issues.is_empty(), "{what}: {:?}", parsed.issues);
-                assert!(!parsed.lines.is_empty(), "{what}: no lines");
-                assert!(parsed.stats.is_some(), "{what}: no statistics line");
-                let got: String = parsed.lines.iter().map(AgeLine::to_line).collect();
-                assert_eq!(got, without_comments(&text), "{what}");
-            }
+            Kind::Ages => parts_round_trip::<AgeBucket>(&text, &what.to_string()),
+            Kind::Nodes => parts_round_trip::<Node>(&text, &what.to_string()),
         }
     }
+}
+
+/// An ages or nodes file parses cleanly, with lines and its statistics
+/// line, and its lines print again as they are.
+fn parts_round_trip<P: Part>(text: &str, what: &str) {
+    let parsed = split::parse::<P>(text);
+    assert!(parsed.issues.is_empty(), "{what}: {:?}", parsed.issues);
+    assert!(!parsed.lines.is_empty(), "{what}: no lines");
+    assert!(parsed.stats.is_some(), "{what}: no statistics line");
+    let got: String = parsed.lines.iter().map(PartLine::to_line).collect();
+    assert_eq!(got, without_comments(text), "{what}");
 }
 
 #[test]
@@ -106,6 +117,7 @@ fn malformed_fixtures_report_issues() {
             Kind::Allocinfo => parse_str(&text).issues.len(),
             Kind::Stacks => parse_stacks(&text).issues.len(),
             Kind::Ages => parse_ages(&text).issues.len(),
+            Kind::Nodes => split::parse::<Node>(&text).issues.len(),
         };
         assert!(issues > 0, "{}", path.display());
     }

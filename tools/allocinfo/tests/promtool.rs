@@ -25,7 +25,8 @@ fn every_prometheus_output_passes_promtool() {
         fixture("guest-allocprof-b.txt"),
     );
     let ages = fixture("guest-allocprof-ages.txt");
-    let cases: [(&str, Vec<&str>); 5] = [
+    let nodes = fixture("guest-allocprof-nodes.txt");
+    let cases: [(&str, Vec<&str>); 6] = [
         ("top", vec!["top", "-n", "0", "--format", "prometheus", &b]),
         (
             "group by subsystem",
@@ -55,6 +56,7 @@ fn every_prometheus_output_passes_promtool() {
         ),
         ("diff", vec!["diff", "--format", "prometheus", &a, &b]),
         ("ages", vec!["ages", "--format", "prometheus", &ages]),
+        ("nodes", vec!["nodes", "--format", "prometheus", &nodes]),
     ];
     for (what, args) in cases {
         let out = ok(&args);
