@@ -14,7 +14,9 @@
  * in the buckets their age can be in, as the test's own monotonic clock
  * (the one the kernel's ages use) bounds it: right after the allocations,
  * and again after at least 2 s, when none may be in the youngest bucket.
- * The bounds hold however slow the machine is.
+ * The bounds hold however slow the machine is.  `allocinfo nodes` reads
+ * the nodes report: the test module's call site that alternates its pages
+ * between the two nodes, 5 pages with n, is 3 pages on node 0, 2 on node 1.
  */
 #include <time.h>
 
@@ -249,10 +251,34 @@ static void t_stacks_second(int i)
 			 3 * hunit);
 }
 
+static void t_nodes(int i)
+{
+	const char *cmd = "func aptest_pages_node +n";
+	long long page = -1;
+	unsigned long long calls = 0;
+	char want0[96], want1[96];
+
+	(void)i;
+	if (ap_testsite_unit("pages_node", &page, &calls) || calls != 1)
+		ksft_print_msg("cannot read the test module's pages_node site\n");
+	snprintf(want0, sizeof(want0), ",aptest_pages_node,0,%lld,3\n", 3 * page);
+	snprintf(want1, sizeof(want1), ",aptest_pages_node,1,%lld,2\n", 2 * page);
+	ksft_test_result(ap_write_file(AP_CONTROL, cmd, strlen(cmd)) == 0 &&
+			 ap_test_alloc("pages_node", 5) == 0 &&
+			 ap_sh_out(a, sizeof(a), TOOL " nodes --func aptest_pages_node "
+				   "--format csv") == 0 &&
+			 strstr(a, want0) && strstr(a, want1) && !strstr(a, "\n2,"),
+			 "allocinfo nodes: 5 pages, %lld bytes on node 0 and %lld on node 1\n",
+			 3 * page, 2 * page);
+	if (!strstr(a, want0) || !strstr(a, want1))
+		ksft_print_msg("allocinfo nodes printed:\n%s", a);
+}
+
 static void t_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("echo free > " AP_TESTDIR "/callers") == 0 &&
+	ksft_test_result(ap_test_free("pages_node") == 0 &&
+			 ap_sh("echo free > " AP_TESTDIR "/callers") == 0 &&
 			 ap_test_free("kmalloc_100") == 0 && ap_sh("rmmod allocprof_test") == 0 &&
 			 ap_sh("rmmod allocprof") == 0, "free and unload\n");
 }
@@ -269,6 +295,7 @@ static const struct ap_step steps[] = {
 	AP_STEP(t_ages_later),
 	AP_STEP(t_stacks_first),
 	AP_STEP(t_stacks_second),
+	AP_STEP(t_nodes),
 	AP_STEP(t_unload),
 };
 
