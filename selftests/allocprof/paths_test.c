@@ -484,12 +484,14 @@ static struct {
 	int ok;
 } mig = { .func = "folio_prealloc", .target = "alloc_migration_target" };
 
-/* One try; 0, or -1 and a message if a call failed. */
-static int migrate_once(void)
+/*
+ * NR_MOVE anonymous pages, not faulted in yet: mig.pages their addresses,
+ * mig.nodes all 1 (where they go), mig.status unknown.
+ */
+static char *map_to_move(void)
 {
 	char *map = mmap(NULL, NR_MOVE * page_size, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int ok;
 
 	if (map == MAP_FAILED)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
@@ -498,6 +500,15 @@ static int migrate_once(void)
 		mig.nodes[i] = 1;
 		mig.status[i] = -1;
 	}
+	return map;
+}
+
+/* One try; 0, or -1 and a message if a call failed. */
+static int migrate_once(void)
+{
+	char *map = map_to_move();
+	int ok;
+
 	mig.on0 = mig.on1 = 0;
 	ok = take(mig.func, &mig.a0) == 0 && take(mig.target, &mig.t0) == 0;
 	/* Faulted in from CPU 0 (main()), whose node is 0: the pages are on node 0. */
@@ -604,17 +615,9 @@ static int take_nodes(int k)
 /* One try; 0, or -1 and a message if a call failed. */
 static int nodes_once(void)
 {
-	char *map = mmap(NULL, NR_MOVE * page_size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *map = map_to_move();
 	int ok;
 
-	if (map == MAP_FAILED)
-		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
-	for (int i = 0; i < NR_MOVE; i++) {
-		mig.pages[i] = map + i * page_size;
-		mig.nodes[i] = 1;
-		mig.status[i] = -1;
-	}
 	nod.on1 = 0;
 	ok = ap_write_file(AP_CONTROL, NODES_ON, strlen(NODES_ON)) == 0 && take_nodes(0) == 0;
 	for (int i = 0; i < NR_MOVE; i++)
