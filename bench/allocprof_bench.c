@@ -32,6 +32,7 @@
 #include <linux/gfp.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
+#include <linux/memcontrol.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
@@ -76,6 +77,27 @@ MODULE_PARM_DESC(cpu, "CPU the benchmark kthread is bound to");
 static char *tag = "-";
 module_param(tag, charp, 0444);
 MODULE_PARM_DESC(tag, "label printed in each result line (no spaces)");
+
+/*
+ * The kernel's sizes of a slab object's entry in its slab's extension
+ * vector and of the profiling part of it, for the vectors' memory that
+ * bench/guest.sh reads (issue #25, target 5); 0 where the kernel has none.
+ */
+#ifdef CONFIG_SLAB_OBJ_EXT
+static unsigned int slabobj_ext_bytes = sizeof(struct slabobj_ext);
+#else
+static unsigned int slabobj_ext_bytes;
+#endif
+module_param(slabobj_ext_bytes, uint, 0444);
+MODULE_PARM_DESC(slabobj_ext_bytes, "sizeof(struct slabobj_ext) (read only)");
+
+#ifdef CONFIG_MEM_ALLOC_PROFILING
+static unsigned int codetag_ref_bytes = sizeof(union codetag_ref);
+#else
+static unsigned int codetag_ref_bytes;
+#endif
+module_param(codetag_ref_bytes, uint, 0444);
+MODULE_PARM_DESC(codetag_ref_bytes, "sizeof(union codetag_ref), the profiling part (read only)");
 
 /* Yield now and then: PREEMPT_NONE kernels would otherwise stall RCU. */
 #define BENCH_RESCHED_MASK	4095

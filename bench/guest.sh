@@ -168,6 +168,19 @@ timed() {
 cat_allocinfo() { cat /proc/allocinfo >/dev/null; }
 cat_version() { cat /proc/version >/dev/null; }
 
+# Issue #25's target 5, after the workload: the bytes of the slab objects'
+# extension vectors (their call site in /proc/allocinfo, counted from
+# boot), the objects in slabs (/proc/slabinfo's num_objs) and the sizes of
+# a vector entry and of its profiling part (the benchmark module's
+# parameters; it is loaded).
+slab_vectors() {
+	awk -v cfg="$1" '$NF == "func:alloc_slab_obj_exts" || $(NF-1) == "func:alloc_slab_obj_exts" { b += $1; c += $2 }
+		END { printf "cfg=%s fig=slab_vectors bytes=%d calls=%d", cfg, b, c }' /proc/allocinfo >>"$out"
+	awk 'NR > 2 { n += $3 } END { printf " objects=%d", n }' /proc/slabinfo >>"$out"
+	p=/sys/module/allocprof_bench/parameters
+	echo " ext=$(cat $p/slabobj_ext_bytes) ref=$(cat $p/codetag_ref_bytes)" >>"$out"
+}
+
 # The figures that need no repetition: memory, /proc/allocinfo, fork/exec.
 extras() {
 	cfg=$1
@@ -178,6 +191,10 @@ extras() {
 	# to every receiver, ten times: one run varies by up to 4 % with how
 	# the processes happen to be scheduled.
 	echo "cfg=$cfg fig=hackbench iters=10 groups=4 loops=100 ns=$(timed 10 /root/hackbench 4 100)" >>"$out"
+	awk '/^Slab:/ { print "cfg='"$cfg"' fig=Slab kib=" $2 }' /proc/meminfo >>"$out"
+	# upstream counts the vectors from boot; allocprof, loaded late, does
+	# not: its figure is the record boot's, after the adoption (below).
+	[ "$cfg" = upstream ] && slab_vectors "$cfg"
 	if [ -r /proc/allocinfo ]; then
 		echo "cfg=$cfg fig=allocinfo_sites n=$(grep -c 'func:' /proc/allocinfo)" >>"$out"
 		echo "cfg=$cfg fig=allocinfo_bytes n=$(cat /proc/allocinfo | wc -c)" >>"$out"
@@ -253,6 +270,9 @@ record)
 	extras record
 	modprobe allocprof
 	adoption record
+	insmod "$ko" runs=0
+	slab_vectors record
+	rmmod allocprof_bench
 	rmmod allocprof
 	;;
 record-many)

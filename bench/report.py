@@ -44,6 +44,13 @@ COVERS = [
 ]
 # Issue #14's goal: with the record, within 5 points of upstream's coverage.
 COVER_POINTS = 5.0
+# Issue #25's target 5: the profiling part of the slab objects' extension
+# vectors, bytes a slab object, at most this share of upstream's.
+VECTOR_SHARE = 0.25
+# The configurations whose vectors are counted from boot: upstream's, and
+# allocprof's in the record boot after the adoption (bench/guest.sh).
+VECTOR_CONFIGS = [("upstream-on", "2. upstream, profiling on"),
+                  ("record", "7. booted alloc_tag.record=1, allocprof loaded after the workload")]
 LOOPS = [
     ("kmalloc", "kmalloc+kfree"),
     ("page", "page alloc+free"),
@@ -366,6 +373,19 @@ def target_table(rows):
             print(f"| counter memory a call site <= upstream's 16 bytes a CPU | | "
                   f"{per_site:.1f} bytes a CPU ({load[0]['counter_bytes']} for {load[0]['sites']} "
                   f"call sites) | {verdict(per_site <= 16)} |")
+    vec = slab_vectors(rows)
+    if "upstream-on" in vec:
+        # The design's figure is the profiling part of a vector entry: the
+        # bytes a slab object also depend on how many slabs have vectors,
+        # which differs between the boots (shown beside it).
+        up, ours = vec["upstream-on"], vec.get("record")
+        fig = "not measured" if ours is None else \
+            (f"{ours['ref']:g} against upstream's {up['ref']:g} bytes an entry "
+             f"({ours['ref'] / up['ref'] * 100:.0f} %); a slab object: {ours['profiling']:.2f} "
+             f"against {up['profiling']:.2f} bytes, {ours['calls']:,.0f} against "
+             f"{up['calls']:,.0f} vectors")
+        print(f"| slab object vectors: the profiling part <= {VECTOR_SHARE:g} of upstream's | | "
+              f"{fig} | {verdict(ours is not None and ours['ref'] <= VECTOR_SHARE * up['ref'])} |")
     net = {}
     for cfg in ("upstream-on", "allocprof-on"):
         rd, cv = med(figs(rows, cfg, "allocinfo_read", "ns")), med(figs(rows, cfg, "cat_version", "ns"))
@@ -498,6 +518,61 @@ def coverage(rows):
     return out
 
 
+def slab_vectors(rows):
+    """The slab objects' extension vectors after the workload, by
+    configuration (medians over the boots): bytes, vectors, objects in
+    slabs, and bytes a slab object in all, of the profiling part (the
+    tag's ref) and of the rest (memcg's objcg), by the kernel's sizes."""
+    out = {}
+    for cfg, _ in VECTOR_CONFIGS:
+        rs = [r for r in rows if r["mode"] == "icount" and r.get("cfg") == cfg
+              and r.get("fig") == "slab_vectors" and float(r.get("objects", 0)) > 0]
+        if not rs:
+            continue
+        b, n = med([float(r["bytes"]) for r in rs]), med([float(r["objects"]) for r in rs])
+        ext, ref = float(rs[0]["ext"]), float(rs[0]["ref"])
+        per = b / n
+        out[cfg] = {"bytes": b, "calls": med([float(r["calls"]) for r in rs]), "objects": n,
+                    "ext": ext, "ref": ref, "per": per,
+                    "profiling": per * ref / ext if ext else 0.0,
+                    "memcg": per * (ext - ref) / ext if ext else 0.0}
+    return out
+
+
+def vector_table(rows):
+    vec = slab_vectors(rows)
+    slab = {cfg: med(figs(rows, cfg, "Slab", "kib")) for cfg, _ in CONFIGS}
+    if not vec and not any(v is not None for v in slab.values()):
+        return
+    print("### Slab object vectors (issue #25, target 5; -icount boots, after the workload)\n")
+    print("The extension vectors of the slabs (`struct slabobj_ext` an object: memcg's `objcg` "
+          "and the profiling tag's ref) at their call site `alloc_slab_obj_exts` in "
+          "/proc/allocinfo, counted from boot, against the objects in slabs "
+          "(/proc/slabinfo `num_objs`); the parts split by the kernel's sizes, which the "
+          "benchmark module reads. A slab gets its vector with its first object allocated "
+          "while profiling (or the record) is on, so the bytes a slab object also tell how "
+          "many slabs have one; the target compares the entries.\n")
+    print("| configuration | vector bytes | vectors | objects in slabs | entry (bytes) | "
+          "bytes a slab object | profiling part | memcg part |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for cfg, name in VECTOR_CONFIGS:
+        v = vec.get(cfg)
+        if v:
+            print(f"| {name} | {v['bytes']:,.0f} | {v['calls']:,.0f} | {v['objects']:,.0f} | "
+                  f"{v['ext']:g} ({v['ref']:g} profiling) | {v['per']:.2f} | "
+                  f"{v['profiling']:.2f} | {v['memcg']:.2f} |")
+    print("\nSlab in /proc/meminfo after the workload (median):\n")
+    print("| configuration | Slab | vs noprof |")
+    print("|---|---:|---:|")
+    for cfg, name in CONFIGS:
+        if slab.get(cfg) is None:
+            continue
+        rel = "" if cfg == "noprof" or not slab.get("noprof") else \
+            f"{(slab[cfg] / slab['noprof'] - 1) * 100:+.1f} %"
+        print(f"| {name} | {slab[cfg]:,.0f} KiB | {rel} |")
+    print()
+
+
 def coverage_table(rows):
     cov = coverage(rows)
     if not cov:
@@ -569,6 +644,7 @@ def main():
     for mode in ("icount", "tcg"):
         timing_tables(rows, mode)
     extra_tables(rows)
+    vector_table(rows)
     query_table(rows)
     coverage_table(rows)
 
