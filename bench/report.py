@@ -375,15 +375,13 @@ def target_table(rows):
                   f"call sites) | {verdict(per_site <= 16)} |")
     vec = slab_vectors(rows)
     if "upstream-on" in vec:
-        # The design's figure is the profiling part of a vector entry: the
-        # bytes a slab object also depend on how many slabs have vectors,
-        # which differs between the boots (shown beside it).
+        # The profiling part of a vector entry, a slab object's, by the
+        # kernel's sizes: /proc/allocinfo counts only some of the vectors
+        # (vector_table()), so their bytes cannot give it.
         up, ours = vec["upstream-on"], vec.get("record")
         fig = "not measured" if ours is None else \
-            (f"{ours['ref']:g} against upstream's {up['ref']:g} bytes an entry "
-             f"({ours['ref'] / up['ref'] * 100:.0f} %); a slab object: {ours['profiling']:.2f} "
-             f"against {up['profiling']:.2f} bytes, {ours['calls']:,.0f} against "
-             f"{up['calls']:,.0f} vectors")
+            (f"{ours['ref']:g} against upstream's {up['ref']:g} bytes a slab object "
+             f"({ours['ref'] / up['ref'] * 100:.0f} %)")
         print(f"| slab object vectors: the profiling part <= {VECTOR_SHARE:g} of upstream's | | "
               f"{fig} | {verdict(ours is not None and ours['ref'] <= VECTOR_SHARE * up['ref'])} |")
     net = {}
@@ -520,22 +518,19 @@ def coverage(rows):
 
 def slab_vectors(rows):
     """The slab objects' extension vectors after the workload, by
-    configuration (medians over the boots): bytes, vectors, objects in
-    slabs, and bytes a slab object in all, of the profiling part (the
-    tag's ref) and of the rest (memcg's objcg), by the kernel's sizes."""
+    configuration (medians over the boots): the bytes and calls
+    /proc/allocinfo gives their call site, the objects in slabs, and the
+    kernel's sizes of an entry and of its profiling part (the tag's ref)."""
     out = {}
     for cfg, _ in VECTOR_CONFIGS:
         rs = [r for r in rows if r["mode"] == "icount" and r.get("cfg") == cfg
               and r.get("fig") == "slab_vectors" and float(r.get("objects", 0)) > 0]
         if not rs:
             continue
-        b, n = med([float(r["bytes"]) for r in rs]), med([float(r["objects"]) for r in rs])
-        ext, ref = float(rs[0]["ext"]), float(rs[0]["ref"])
-        per = b / n
-        out[cfg] = {"bytes": b, "calls": med([float(r["calls"]) for r in rs]), "objects": n,
-                    "ext": ext, "ref": ref, "per": per,
-                    "profiling": per * ref / ext if ext else 0.0,
-                    "memcg": per * (ext - ref) / ext if ext else 0.0}
+        out[cfg] = {"bytes": med([float(r["bytes"]) for r in rs]),
+                    "calls": med([float(r["calls"]) for r in rs]),
+                    "objects": med([float(r["objects"]) for r in rs]),
+                    "ext": float(rs[0]["ext"]), "ref": float(rs[0]["ref"])}
     return out
 
 
@@ -545,22 +540,21 @@ def vector_table(rows):
     if not vec and not any(v is not None for v in slab.values()):
         return
     print("### Slab object vectors (issue #25, target 5; -icount boots, after the workload)\n")
-    print("The extension vectors of the slabs (`struct slabobj_ext` an object: memcg's `objcg` "
-          "and the profiling tag's ref) at their call site `alloc_slab_obj_exts` in "
-          "/proc/allocinfo, counted from boot, against the objects in slabs "
-          "(/proc/slabinfo `num_objs`); the parts split by the kernel's sizes, which the "
-          "benchmark module reads. A slab gets its vector with its first object allocated "
-          "while profiling (or the record) is on, so the bytes a slab object also tell how "
-          "many slabs have one; the target compares the entries.\n")
-    print("| configuration | vector bytes | vectors | objects in slabs | entry (bytes) | "
-          "bytes a slab object | profiling part | memcg part |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("A slab object's entry in its slab's extension vector (`struct slabobj_ext`: memcg's "
+          "`objcg` and the profiling tag's ref), by the kernel's sizes, which the benchmark "
+          "module reads; the vectors' call site `alloc_slab_obj_exts` in /proc/allocinfo, "
+          "counted from boot; the objects in slabs (/proc/slabinfo `num_objs`). The call "
+          "site counts only some vectors: those of the normal kmalloc caches are allocated "
+          "with `__GFP_NO_OBJ_EXT` and counted nowhere, so its bytes are not the vectors' "
+          "memory.\n")
+    print("| configuration | entry (bytes) | its profiling part | `alloc_slab_obj_exts` bytes | "
+          "its calls | objects in slabs |")
+    print("|---|---:|---:|---:|---:|---:|")
     for cfg, name in VECTOR_CONFIGS:
         v = vec.get(cfg)
         if v:
-            print(f"| {name} | {v['bytes']:,.0f} | {v['calls']:,.0f} | {v['objects']:,.0f} | "
-                  f"{v['ext']:g} ({v['ref']:g} profiling) | {v['per']:.2f} | "
-                  f"{v['profiling']:.2f} | {v['memcg']:.2f} |")
+            print(f"| {name} | {v['ext']:g} | {v['ref']:g} | {v['bytes']:,.0f} | "
+                  f"{v['calls']:,.0f} | {v['objects']:,.0f} |")
     print("\nSlab in /proc/meminfo after the workload (median):\n")
     print("| configuration | Slab | vs noprof |")
     print("|---|---:|---:|")
