@@ -9,7 +9,9 @@
  *   call site of every allocation from boot.  The test module allocates at
  *   every one of its sites (and frees some of it) before allocprof is
  *   loaded from this shell, which must then show exactly what is live, no
- *   test site accurate:no; the frees bring each site to 0/0.  A second
+ *   test site accurate:no; the frees bring each site to 0/0.  The same for
+ *   a vmlinux call site that nothing else in the guest uses: the eventfd
+ *   contexts this test opens (do_eventfd()'s kmalloc()).  A second
  *   load has no record to adopt: it counts from its load and flags every
  *   call site there is.
  * - allocprof.* parameters on the kernel command line: the initramfs' init
@@ -27,6 +29,8 @@
  * Each way prints the coverage: the bytes /proc/allocinfo attributes over
  * MemTotal - MemFree (make bench compares them right after boot).
  */
+#include <sys/eventfd.h>
+
 #include "allocprof_lib.h"
 
 #define MAX_SITES 32
@@ -179,12 +183,21 @@ static void r_test_module_first(int i)
 			 "the test module loaded before allocprof: no /proc/allocinfo yet\n");
 }
 
+/*
+ * eventfd contexts opened before the load and held: do_eventfd() allocates
+ * one with kmalloc(), a vmlinux call site nothing else in the guest uses.
+ */
+#define N_EVENTFD 5
+static int efd[N_EVENTFD];
+
 /* Allocate everywhere, free a part at every second site. */
 static void r_allocate(int j)
 {
 	int i, ok = 1;
 
 	(void)j;
+	for (i = 0; i < N_EVENTFD; i++)
+		ok &= (efd[i] = eventfd(0, 0)) >= 0;
 	for (i = 0; i < nsites; i++) {
 		ok &= ap_test_alloc(sites[i].name, N_ALLOC) == 0;
 		if (i % 2)
@@ -224,6 +237,39 @@ static void r_site_exact(int i)
 			 sites[i].name, live[i]);
 }
 
+/*
+ * do_eventfd()'s call site shows exactly the N_EVENTFD contexts (bytes a
+ * whole multiple, at most 256 each): the record kept the call site of a
+ * vmlinux allocation, and the adoption found its tag.
+ */
+static void r_vmlinux_exact(int i)
+{
+	struct ap_fig f = ap_site(NULL, "do_eventfd");
+
+	(void)i;
+	if (f.found != 1 || f.calls != N_EVENTFD || f.bytes <= 0 || f.bytes % N_EVENTFD ||
+	    f.bytes / N_EVENTFD > 256 || f.inaccurate)
+		ksft_print_msg("do_eventfd: %d line(s), %lld bytes %llu calls%s\n", f.found,
+			       f.bytes, f.calls, f.inaccurate ? " accurate:no" : "");
+	ksft_test_result(f.found == 1 && f.calls == N_EVENTFD && f.bytes > 0 &&
+			 f.bytes % N_EVENTFD == 0 && f.bytes / N_EVENTFD <= 256 && !f.inaccurate,
+			 "vmlinux's do_eventfd: the %d contexts opened before the load, exact and accurate\n",
+			 N_EVENTFD);
+}
+
+static void r_vmlinux_freed(int j)
+{
+	struct ap_fig f;
+	int i, ok = 1;
+
+	(void)j;
+	for (i = 0; i < N_EVENTFD; i++)
+		ok &= close(efd[i]) == 0;
+	f = ap_site(NULL, "do_eventfd");
+	ksft_test_result(ok && f.found == 1 && f.calls == 0 && f.bytes == 0,
+			 "vmlinux's do_eventfd: 0/0 once they are closed\n");
+}
+
 static void r_site_freed(int i)
 {
 	ksft_test_result(ap_test_free(sites[i].name) == 0 && site_is(&sites[i], 0, 0),
@@ -259,6 +305,8 @@ static const struct ap_step recorded_steps[] = {
 	AP_STEP(r_format),
 	AP_STEP_EACH(r_site_exact, &nsites),
 	AP_STEP_EACH(r_site_freed, &nsites),
+	AP_STEP(r_vmlinux_exact),
+	AP_STEP(r_vmlinux_freed),
 	AP_STEP(r_second_load),
 	AP_STEP(r_unload),
 };
