@@ -83,19 +83,13 @@ MODULE_PARM_DESC(tag, "label printed in each result line (no spaces)");
  * vector and of the profiling part of it, for the vectors' memory that
  * bench/guest.sh reads (issue #25, target 5); 0 where the kernel has none.
  */
-#ifdef CONFIG_SLAB_OBJ_EXT
-static unsigned int slabobj_ext_bytes = sizeof(struct slabobj_ext);
-#else
-static unsigned int slabobj_ext_bytes;
-#endif
+static unsigned int slabobj_ext_bytes =
+	IS_ENABLED(CONFIG_SLAB_OBJ_EXT) ? sizeof(struct slabobj_ext) : 0;
 module_param(slabobj_ext_bytes, uint, 0444);
 MODULE_PARM_DESC(slabobj_ext_bytes, "sizeof(struct slabobj_ext) (read only)");
 
-#ifdef CONFIG_MEM_ALLOC_PROFILING
-static unsigned int codetag_ref_bytes = sizeof(union codetag_ref);
-#else
-static unsigned int codetag_ref_bytes;
-#endif
+static unsigned int codetag_ref_bytes =
+	IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING) ? sizeof(union codetag_ref) : 0;
 module_param(codetag_ref_bytes, uint, 0444);
 MODULE_PARM_DESC(codetag_ref_bytes, "sizeof(union codetag_ref), the profiling part (read only)");
 
