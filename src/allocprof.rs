@@ -17,10 +17,12 @@ use kernel::{c_str, prelude::*, sync::Arc};
 mod control;
 mod counters;
 mod debug;
+mod faults;
 mod ids;
 mod page;
 mod procfs;
 mod profiler;
+mod query;
 mod showmem;
 mod state;
 mod sys;
@@ -67,7 +69,7 @@ impl kernel::Module for AllocProf {
             proc: None,
             debugfs: None,
         };
-        this.profiling.register()?;
+        this.profiling.register(control::param_text()?)?;
         control::apply_param(&this.profiling)?;
         let allocinfo = procfs::AllocInfo::new(this.profiling.clone(), procfs::format())?;
         this.proc = Some(ProcFile::new(c_str!("allocinfo"), 0o400, allocinfo)?);

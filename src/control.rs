@@ -6,14 +6,17 @@
 //!
 //! - `/sys/kernel/debug/allocprof/control`: reading lists every call site
 //!   of the loaded images as `file:line [module]function =flags`; writing
-//!   `[match-spec ...] flags-spec` commands (`;` or newline between them)
-//!   sets the flags of the call sites that match: `p` (profile: new
+//!   `[match-spec ...] flags-spec [knob=value ...]` commands (`;` or
+//!   newline between them; the grammar is in `query.rs`) sets the flags of
+//!   the call sites that match: `p` (profile: new
 //!   allocations are counted; memory counted before still leaves its
 //!   figure when freed; a site that loses it is `accurate:no` in format
 //!   2.0 from then on), `s` (each allocation's call chain is kept), `a`
-//!   (its age is kept) and `n` (the node of its pages is kept).  A bad
+//!   (its age is kept), `n` (the node of its pages is kept) and `f` (its
+//!   allocations fail as the command's knobs say: `faults.rs`).  A bad
 //!   command fails the write with `EINVAL` and a message naming the bad
-//!   word; nothing is changed then.
+//!   word, more call sites with `f` than the fault table holds with
+//!   `ENOSPC`; nothing is changed then.
 //! - `stacks`: the live allocations watched with `s`, by call site and
 //!   call chain, biggest first, with the task of the latest allocation
 //!   (its name escaped: see `write_task_name`); each chain from the caller
@@ -22,10 +25,13 @@
 //!   in power-of-two buckets of seconds.
 //! - `nodes`: the live pages watched with `n`, by call site and the node
 //!   of their memory (as migration leaves it).
+//! - `faults`: the call sites with `f`, their failures, the allocations
+//!   asked, and their knobs.
 //!
 //! The module parameter `control=` (on the kernel command line
 //! `allocprof.control=`) gives commands of the same grammar to apply at
-//! load, before the control file exists.
+//! load, before the control file exists, and to each module that loads
+//! later.
 //!
 //! The flags live in the tags' words (`ids.rs`); the watched allocations
 //! in the profiler's [`Watch`](crate::watch::Watch).
@@ -34,15 +40,17 @@ use core::fmt::Write;
 use kernel::{error::Result, prelude::*, sync::Arc};
 
 use crate::counters::Totals;
+use crate::faults::{FaultRow, FAULT_SITES};
 use crate::ids::{Flags, SiteId};
 use crate::profiler::Profiler;
+use crate::query::{final_flags, queries, Query, VMLINUX};
 use crate::state::Profiling;
-use crate::sys::backend::{Site, Tag};
+use crate::sys::backend::{Registration, Tag};
 use crate::sys::debugfs::{DebugDir, DebugText, Text};
 use crate::sys::param::{ParamText, ParamValue};
 use crate::sys::task::{self, COMM_LEN};
 use crate::tags::Registry;
-use crate::text::{write_figures, BStr};
+use crate::text::{write_figures, write_site, BStr};
 use crate::watch::{self, AgeRow, ChainRow, NodeRow, Watch};
 
 /// `/sys/kernel/debug/allocprof/` with the control file and the reports,
@@ -56,6 +64,7 @@ pub(crate) fn files(
     dir.add::<Stacks>(kernel::c_str!("stacks"), 0o400, module)?;
     dir.add::<Ages>(kernel::c_str!("ages"), 0o400, module)?;
     dir.add::<Nodes>(kernel::c_str!("nodes"), 0o400, module)?;
+    dir.add::<Faults>(kernel::c_str!("faults"), 0o400, module)?;
     Ok(dir)
 }
 
@@ -88,6 +97,12 @@ impl ParamValue for ControlParam {
     }
 }
 
+/// The commands of `control=` (empty if it was not given), for the
+/// profiler to apply to modules that load later.
+pub(crate) fn param_text() -> Result<KVec<u8>> {
+    PARAM.to_vec()
+}
+
 /// Applies the commands of `control=`, if it was given, to the call sites
 /// there are now.  An error fails the load: for `mem_profiling=never`
 /// (`ENODEV`, with the control file's message) and when memory runs out.
@@ -99,285 +114,6 @@ pub(crate) fn apply_param(profiling: &Profiling) -> Result {
     Control::write(profiling, &text)?;
     pr_info!("control= applied: {}\n", BStr(&text));
     Ok(())
-}
-
-/// The module name of the kernel's own call sites in queries and in the
-/// control file (in `/proc/allocinfo` they have none).
-const VMLINUX: &[u8] = b"vmlinux";
-
-/// How a flags-spec changes a call site's flags.
-#[derive(Clone, Copy)]
-enum Op {
-    Add(Flags),
-    Remove(Flags),
-    Set(Flags),
-}
-
-impl Op {
-    fn apply(self, old: Flags) -> Flags {
-        match self {
-            Op::Add(f) => old.with(f),
-            Op::Remove(f) => old.without(f),
-            Op::Set(f) => f,
-        }
-    }
-}
-
-/// One command: which call sites, and what to do with their flags.
-struct Query<'a> {
-    module: Option<&'a [u8]>,
-    file: Option<&'a [u8]>,
-    func: Option<&'a [u8]>,
-    /// Inclusive.
-    lines: Option<(u32, u32)>,
-    op: Op,
-}
-
-/// The most commands one write may hold.
-const MAX_QUERIES: usize = 64;
-/// The most words one command may hold (four match-specs and the flags).
-const MAX_WORDS: usize = 9;
-
-/// Splits a command into words at blanks; `"..."` and `'...'` quote a word
-/// with blanks; `#` at the start of a word comments out the rest.
-fn words(command: &[u8]) -> Result<KVec<&[u8]>> {
-    let mut out = KVec::new();
-    let mut rest = command;
-    loop {
-        while let [b, tail @ ..] = rest {
-            if !b.is_ascii_whitespace() {
-                break;
-            }
-            rest = tail;
-        }
-        let word = match rest {
-            [] | [b'#', ..] => return Ok(out),
-            [q @ (b'"' | b'\''), tail @ ..] => {
-                let Some(end) = tail.iter().position(|b| b == q) else {
-                    pr_err!("control: unclosed quote in '{}'\n", BStr(rest));
-                    return Err(EINVAL);
-                };
-                rest = &tail[end + 1..];
-                &tail[..end]
-            }
-            _ => {
-                let end = rest
-                    .iter()
-                    .position(|b| b.is_ascii_whitespace())
-                    .unwrap_or(rest.len());
-                let w = &rest[..end];
-                rest = &rest[end..];
-                w
-            }
-        };
-        if out.len() == MAX_WORDS {
-            pr_err!("control: too many words at '{}'\n", BStr(word));
-            return Err(EINVAL);
-        }
-        out.push(word, GFP_KERNEL)?;
-    }
-}
-
-/// A line number of a query.
-fn line_number(word: &[u8], range: &[u8]) -> Result<u32> {
-    core::str::from_utf8(word)
-        .ok()
-        .and_then(|s| s.parse::<u32>().ok())
-        .ok_or_else(|| {
-            pr_err!(
-                "control: bad line number '{}' in 'line {}'\n",
-                BStr(word),
-                BStr(range)
-            );
-            EINVAL
-        })
-}
-
-/// `N`, `N-M`, `-M` or `N-`, as dynamic debug takes them.
-fn line_range(word: &[u8]) -> Result<(u32, u32)> {
-    let (first, last) = match word.iter().position(|&b| b == b'-') {
-        None => {
-            let n = line_number(word, word)?;
-            (n, n)
-        }
-        Some(dash) => {
-            let (a, b) = (&word[..dash], &word[dash + 1..]);
-            let first = if a.is_empty() {
-                0
-            } else {
-                line_number(a, word)?
-            };
-            let last = if b.is_empty() {
-                u32::MAX
-            } else {
-                line_number(b, word)?
-            };
-            (first, last)
-        }
-    };
-    if first > last {
-        pr_err!(
-            "control: line range '{}' ends before it starts\n",
-            BStr(word)
-        );
-        return Err(EINVAL);
-    }
-    Ok((first, last))
-}
-
-/// A flags-spec: `+`, `-` or `=` and flags from `psan`, or `_` for none.
-fn flags_spec(word: &[u8]) -> Result<Op> {
-    let (op, letters) = match word {
-        [b'+', rest @ ..] => (Op::Add as fn(Flags) -> Op, rest),
-        [b'-', rest @ ..] => (Op::Remove as fn(Flags) -> Op, rest),
-        [b'=', rest @ ..] => (Op::Set as fn(Flags) -> Op, rest),
-        _ => {
-            pr_err!(
-                "control: '{}' is not a keyword nor flags (+, - or = and flags from psan)\n",
-                BStr(word)
-            );
-            return Err(EINVAL);
-        }
-    };
-    let mut flags = Flags::NONE;
-    for &c in letters {
-        match Flags::ALL.iter().find(|(_, l)| *l == c) {
-            Some(&(f, _)) => flags = flags.with(f),
-            None if c == b'_' => {}
-            None => {
-                pr_err!(
-                    "control: unknown flag '{}' in '{}' (flags are p, s, a, n; _ for none)\n",
-                    BStr(&[c]),
-                    BStr(word)
-                );
-                return Err(EINVAL);
-            }
-        }
-    }
-    if letters.is_empty() && !matches!(word[0], b'=') {
-        pr_err!("control: no flags after '{}'\n", BStr(word));
-        return Err(EINVAL);
-    }
-    Ok(op(flags))
-}
-
-/// Parses one command (its words).
-fn query<'a>(words: &[&'a [u8]]) -> Result<Query<'a>> {
-    let Some((&flags, specs)) = words.split_last() else {
-        return Err(EINVAL);
-    };
-    let mut q = Query {
-        module: None,
-        file: None,
-        func: None,
-        lines: None,
-        op: flags_spec(flags)?,
-    };
-    let mut specs = specs.iter();
-    while let Some(&keyword) = specs.next() {
-        let Some(&value) = specs.next() else {
-            pr_err!(
-                "control: '{}' needs a value before the flags '{}'\n",
-                BStr(keyword),
-                BStr(flags)
-            );
-            return Err(EINVAL);
-        };
-        let set = match keyword {
-            b"module" => q.module.replace(value).is_none(),
-            b"file" => q.file.replace(value).is_none(),
-            b"func" => q.func.replace(value).is_none(),
-            b"line" => q.lines.replace(line_range(value)?).is_none(),
-            _ => {
-                pr_err!(
-                    "control: unknown keyword '{}' (module, file, func, line)\n",
-                    BStr(keyword)
-                );
-                return Err(EINVAL);
-            }
-        };
-        if !set {
-            pr_err!("control: '{}' given twice in one command\n", BStr(keyword));
-            return Err(EINVAL);
-        }
-    }
-    Ok(q)
-}
-
-/// Parses a whole write: every command, before anything is changed.
-fn queries(input: &[u8]) -> Result<KVec<Query<'_>>> {
-    let mut out = KVec::new();
-    for command in input.split(|&b| b == b';' || b == b'\n') {
-        let words = words(command)?;
-        if words.is_empty() {
-            continue;
-        }
-        if out.len() == MAX_QUERIES {
-            pr_err!("control: more than {} commands in one write\n", MAX_QUERIES);
-            return Err(EINVAL);
-        }
-        out.push(query(&words)?, GFP_KERNEL)?;
-    }
-    Ok(out)
-}
-
-/// Shell-style match of `name` with `pattern` (`*` any bytes, `?` one), as
-/// dynamic debug's `match_wildcard()`: iterative, backtracking only to the
-/// latest `*`.  Its work is bounded by the name, whatever the pattern's
-/// length (up to the 4095 bytes of a write): `n` never goes back past the
-/// latest star's start, which only moves forward (at most `name.len()`
-/// times), and each retry matches at most `name.len()` bytes; a run of
-/// stars is passed over once, and the loop ends when the name does.  So at
-/// most about `pattern.len() + name.len()²` steps per call site.
-fn glob(pattern: &[u8], name: &[u8]) -> bool {
-    let (mut p, mut n) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while n < name.len() {
-        match pattern.get(p) {
-            Some(b'*') => {
-                // A run of stars matches what one does.
-                while pattern.get(p + 1) == Some(&b'*') {
-                    p += 1;
-                }
-                star = Some((p, n));
-                p += 1;
-            }
-            Some(&c) if c == b'?' || c == name[n] => {
-                p += 1;
-                n += 1;
-            }
-            _ => match star {
-                Some((sp, sn)) => {
-                    p = sp + 1;
-                    n = sn + 1;
-                    star = Some((sp, sn + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    pattern[p..].iter().all(|&c| c == b'*')
-}
-
-/// The part of a path after its last `/`.
-fn basename(path: &[u8]) -> &[u8] {
-    path.rsplit(|&b| b == b'/').next().unwrap_or(path)
-}
-
-impl Query<'_> {
-    /// Whether call site `site` is one this query selects.  A file matches
-    /// by its whole path or its base name, as in dynamic debug.
-    fn matches(&self, site: &Site<'_>) -> bool {
-        let module = site.module.unwrap_or(VMLINUX);
-        self.module.map_or(true, |m| glob(m, module))
-            && self
-                .file
-                .map_or(true, |f| glob(f, site.file) || glob(f, basename(site.file)))
-            && self.func.map_or(true, |f| glob(f, site.function))
-            && self
-                .lines
-                .map_or(true, |(a, b)| (a..=b).contains(&site.line))
-    }
 }
 
 /// The control file.
@@ -397,7 +133,7 @@ impl DebugText for Control {
                 out.write(b"]");
                 out.write(site.function);
                 out.write(b" =");
-                let flags = SiteId::controlled(tag.word()).map_or(Flags::DEFAULT, |(_, f)| f);
+                let flags = flags_of(tag);
                 let mut any = false;
                 for (f, letter) in Flags::ALL {
                     if flags.contains(f) {
@@ -417,7 +153,7 @@ impl DebugText for Control {
     fn write(profiling: &Profiling, input: &[u8]) -> Result {
         let queries = queries(input)?;
         profiling
-            .with_profiler(|p| apply(p, &queries))
+            .with_registration(|r| apply(r, &queries))
             .unwrap_or_else(|| {
                 pr_err!("control: profiling is off for good (mem_profiling=never)\n");
                 Err(ENODEV)
@@ -425,44 +161,90 @@ impl DebugText for Control {
     }
 }
 
-/// Sets the flags of the call sites `queries` select, in order.  Both
-/// locks held here (the profiling state's, `Profiling::with_profiler`, and
-/// the registry's) are mutexes, so the loops over every call site give the CPU away after
-/// each one: a write of 64 commands with long patterns, against every call
-/// site of the kernel, neither stalls the CPU nor trips the soft-lockup
-/// watchdog (`glob_test`).
-fn apply(p: &Profiler, queries: &[Query<'_>]) -> Result {
+/// Sets the flags of the call sites `queries` select, in order, and the
+/// knobs of those that get `f`; turns the kernel's questions about failing
+/// on while a call site has `f` (or `control=` may give it to a module
+/// that loads).  First it finds what every call site gets: if that is more
+/// call sites with `f` than [`FAULT_SITES`], or the watch tables cannot be
+/// made, nothing is changed.  Both locks held here (the profiling state's,
+/// `Profiling::with_registration`, and the registry's) are mutexes, so the
+/// loops over every call site give the CPU away after each one: a write of
+/// 64 commands with long patterns, against every call site of the kernel,
+/// neither stalls the CPU nor trips the soft-lockup watchdog (`glob_test`).
+fn apply(r: &Registration<Profiler>, queries: &[Query<'_>]) -> Result {
+    let p = r.data();
     let mut registry = p.registry.lock();
-    // The watch table, if a command gives a call site `s`, `a` or `n`.
     let mut watching = false;
-    for q in queries.iter().filter(|q| match q.op {
-        Op::Add(f) | Op::Set(f) => f.watched(),
-        Op::Remove(_) => false,
-    }) {
-        registry.for_each_tag(|_, tag| {
-            watching |= q.matches(&tag.site());
-            task::cond_resched();
-        });
+    let mut failing = 0usize;
+    registry.for_each_tag(|_, tag| {
+        let (new, _) = final_flags(queries, &tag.site(), flags_of(tag));
+        watching |= new.watched();
+        failing += usize::from(new.contains(Flags::FAIL));
+        task::cond_resched();
+    });
+    if failing > FAULT_SITES {
+        pr_err!(
+            "control: {} call sites would have f, at most {} can\n",
+            failing,
+            FAULT_SITES
+        );
+        return Err(ENOSPC);
     }
     if watching {
         p.watch.prepare()?;
     }
-    for q in queries {
-        registry.for_each_tag(|id, tag| {
-            if q.matches(&tag.site()) {
-                let old = SiteId::controlled(tag.word()).map_or(Flags::DEFAULT, |(_, f)| f);
-                let new = q.op.apply(old);
-                // Its figures miss what it allocates while not profiled
-                // (`accurate:no` in format 2.0), as after the sysctl's 0.
-                if !new.contains(Flags::PROFILE) {
-                    p.inaccurate.set(id);
-                }
-                tag.set_word(id.word(new));
+    let mut result = Ok(());
+    registry.for_each_tag(|id, tag| {
+        let old = flags_of(tag);
+        let (new, knobs) = final_flags(queries, &tag.site(), old);
+        if new != old || knobs.is_some() {
+            // There is room for every call site with `f` (counted above).
+            if let Err(e) = p.set_flags(id, tag, old, new, knobs) {
+                result = Err(e);
             }
-            task::cond_resched();
-        });
+        }
+        task::cond_resched();
+    });
+    drop(registry);
+    r.fail(p.wants_failures());
+    result
+}
+
+/// A call site's flags.
+fn flags_of(tag: Tag<'_>) -> Flags {
+    SiteId::controlled(tag.word()).map_or(Flags::DEFAULT, |(_, f)| f)
+}
+
+/// The faults report.
+pub(crate) struct Faults;
+
+impl DebugText for Faults {
+    type Data = Profiling;
+
+    fn text(profiling: &Profiling, out: &mut Text) -> Result {
+        out.write(b"# allocprof faults: call sites with the f flag: failures, allocations asked, the call site, its knobs (times and space: what is left)\n");
+        profiling
+            .with_profiler(|p| -> Result {
+                let rows = p.faults.rows()?;
+                let mut registry = p.registry.lock();
+                for row in rows.iter() {
+                    registry.with_site(row.site, |site, _, _| write_fault(out, row, site));
+                }
+                Ok(())
+            })
+            .unwrap_or(Ok(()))
     }
-    Ok(())
+}
+
+fn write_fault(out: &mut Text, row: &FaultRow, site: &crate::sys::backend::Site<'_>) {
+    let _ = write!(out, "failed:{} asked:{} ", row.failed, row.asked);
+    write_site(out, site);
+    let k = row.knobs;
+    let _ = writeln!(
+        out,
+        " probability:{} interval:{} times:{} space:{} verbose:{}",
+        k.probability, k.interval, row.times, row.space, k.verbose
+    );
 }
 
 /// The stacks report.

@@ -26,6 +26,8 @@ use core::{
 };
 use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*};
 
+use crate::sys::backend::FAIL_BIT;
+
 /// Ids per block: a section's first id is a multiple of it.
 pub(crate) const BLOCK_IDS: usize = 64;
 
@@ -161,7 +163,8 @@ impl IdSet {
 
 /// A call site's flags in the control file (`control.rs`): `p`
 /// (profile: its allocations are counted), `s` (their call chains are
-/// kept), `a` (their ages are kept) and `n` (its pages are kept by node).  Kept in the tag's word above the
+/// kept), `a` (their ages are kept), `n` (its pages are kept by node) and
+/// `f` (its allocations may be failed).  Kept in the tag's word above the
 /// id, as bits that are all clear for the default, `p` alone, so the hot
 /// path sees a plain id (see [`SiteId::plain`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -174,15 +177,19 @@ impl Flags {
     pub(crate) const STACKS: Flags = Flags(2);
     pub(crate) const AGES: Flags = Flags(4);
     pub(crate) const NODES: Flags = Flags(8);
+    /// Its allocations may be failed (`faults.rs`); the kernel reads this
+    /// bit of the word itself ([`FAIL_BIT`]).
+    pub(crate) const FAIL: Flags = Flags(16);
     /// Every flag, in the order the control file prints them.
-    pub(crate) const ALL: [(Flags, u8); 4] = [
+    pub(crate) const ALL: [(Flags, u8); 5] = [
         (Self::PROFILE, b'p'),
         (Self::STACKS, b's'),
         (Self::AGES, b'a'),
         (Self::NODES, b'n'),
+        (Self::FAIL, b'f'),
     ];
     /// The bits of all flags.
-    const MASK: u8 = 15;
+    const MASK: u8 = 31;
     /// A call site's flags until the control file changes them.
     pub(crate) const DEFAULT: Flags = Self::PROFILE;
     const WORD_SHIFT: u32 = 16;
@@ -208,14 +215,18 @@ impl Flags {
     }
 
     /// The bits above the id in a tag's word: zero for the default.
-    fn word_bits(self) -> u64 {
-        u64::from(self.0 ^ Self::DEFAULT.0) << Self::WORD_SHIFT
+    const fn word_bits(self) -> u64 {
+        ((self.0 ^ Self::DEFAULT.0) as u64) << Self::WORD_SHIFT
     }
 
     fn of_word(word: u64) -> Flags {
         Flags(((word >> Self::WORD_SHIFT) as u8 & Self::MASK) ^ Self::DEFAULT.0)
     }
 }
+
+// `f` in a tag's word (`pf`: `p` is the default, so its bit is clear) is
+// the bit the kernel tests before it allocates.
+const _: () = assert!(Flags(Flags::PROFILE.0 | Flags::FAIL.0).word_bits() == FAIL_BIT);
 
 // Slab and percpu objects: the call site lives in the per-object slot the
 // kernel keeps next to every object (the slab's or percpu chunk's object

@@ -4,8 +4,10 @@
 //! kernel calls with it, in call order, top to bottom: the hooks
 //! ([`Hooks`]), the counting they call (`count_*`), the cold paths the
 //! counting leaves for (flags other than the default, watched
-//! allocations), and the checks of debug mode ([`DebugChecks`]), which
-//! the same hooks run around the same counting.
+//! allocations), the changes of a call site's flags (the control file's,
+//! and `control=`'s for modules that load later), and the checks of debug
+//! mode ([`DebugChecks`]), which the same hooks run around the same
+//! counting.
 
 use core::marker::PhantomData;
 
@@ -13,12 +15,14 @@ use kernel::{prelude::*, ThisModule};
 
 use crate::counters::Counters;
 use crate::debug::{report, Report, Reports};
+use crate::faults::{Faults, Knobs};
 use crate::ids::{plausible_slot, slot_id, slot_value, Flags, SiteId};
 use crate::page::{self, PageRefs};
+use crate::query::{final_flags, queries, Query};
 use crate::showmem;
 use crate::sys::{
     self,
-    backend::{new_generation, Backend, ObjSlot, Tag, TagSection},
+    backend::{new_generation, Backend, FailKind, Gfp, ObjSlot, Tag, TagSection},
     mm::{max_pfn, Pfn},
     sync::TryMutex,
 };
@@ -52,6 +56,15 @@ pub(crate) struct Profiler {
     /// never by an allocation.
     #[pin]
     pub(crate) registry: TryMutex<Registry>,
+    /// The call sites with `f` (`faults.rs`).
+    #[pin]
+    pub(crate) faults: Faults,
+    /// The commands of `control=`, applied to each module that loads
+    /// (`Profiler::apply_load_commands`): set once at load, before the
+    /// profiler is shared.
+    load_commands: KVec<u8>,
+    /// Whether `load_commands` give some call site `f`.
+    load_gives_fail: bool,
     /// What debug mode ([`DebugChecks`]) has reported.
     reports: Reports,
 }
@@ -59,8 +72,15 @@ pub(crate) struct Profiler {
 impl Profiler {
     /// A profiler with no call sites yet and every page without a reference;
     /// `module` is allocprof's.
-    pub(crate) fn new(module: &'static ThisModule) -> Result<Pin<KBox<Self>>> {
+    /// `load_commands` are `control=`'s, for modules that load later.
+    pub(crate) fn new(
+        module: &'static ThisModule,
+        load_commands: KVec<u8>,
+    ) -> Result<Pin<KBox<Self>>> {
         let pages = PageRefs::new(max_pfn())?;
+        let faults = Faults::new()?;
+        let load_gives_fail =
+            queries(&load_commands).is_ok_and(|q| q.iter().any(Query::gives_fail));
         let registry = Registry::new()?;
         let inaccurate = Inaccurate::new()?;
         let watch = Watch::new(module)?;
@@ -73,6 +93,9 @@ impl Profiler {
                 inaccurate,
                 watch <- watch,
                 registry <- crate::new_try_mutex!(registry, "allocprof_registry"),
+                faults <- faults,
+                load_commands,
+                load_gives_fail,
                 reports: Reports::new(module),
             }),
             GFP_KERNEL,
@@ -82,6 +105,12 @@ impl Profiler {
     #[inline(always)]
     pub(crate) fn generation(&self) -> u32 {
         self.generation
+    }
+
+    /// Whether the kernel is to ask [`Backend::should_fail`]: while a call
+    /// site has `f`, or `control=` may give it to a module that loads.
+    pub(crate) fn wants_failures(&self) -> bool {
+        self.faults.in_use() || self.load_gives_fail
     }
 }
 
@@ -134,13 +163,17 @@ impl<C: Checks> Backend for Hooks<C> {
     type Data = Profiler;
 
     fn section_add(p: &Profiler, section: TagSection) -> Result {
-        p.registry.lock().add(section, &p.counters, &p.inaccurate)
+        let owner = section.owner();
+        let mut registry = p.registry.lock();
+        registry.add(section, &p.counters, &p.inaccurate)?;
+        p.apply_load_commands(&mut registry, owner);
+        Ok(())
     }
 
     fn section_del(p: &Profiler, section: TagSection) {
-        p.registry
-            .lock()
-            .remove(section, &p.counters, &p.inaccurate)
+        let mut registry = p.registry.lock();
+        registry.for_each_tag_of(section.owner(), |id, _| p.faults.remove(id));
+        registry.remove(section, &p.counters, &p.inaccurate)
     }
 
     fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag<'_>>) {
@@ -205,6 +238,15 @@ impl<C: Checks> Backend for Hooks<C> {
 
     fn show_mem(p: &Profiler, count: u32) {
         showmem::show(&p.registry, &p.counters, count)
+    }
+
+    fn should_fail(p: &Profiler, tag: Tag<'_>, kind: FailKind, size: usize, gfp: Gfp) -> bool {
+        match SiteId::controlled(tag.word()) {
+            Some((site, flags)) if flags.contains(Flags::FAIL) && !gfp.nofail() => {
+                p.faults.should_fail(site, tag, kind, size)
+            }
+            _ => false,
+        }
     }
 }
 
@@ -327,6 +369,76 @@ impl Profiler {
             .map_or(site, WatchId::as_site_id);
         slot.set(slot_value(p.generation(), id));
         p.counters.add_call(site, size as u64);
+    }
+}
+
+impl Profiler {
+    // The control file's changes (`control.rs`), and `control=`'s for
+    // modules that load later.
+
+    /// Gives call site `id` (tag `tag`, with `old` flags) the flags `new`,
+    /// and `knobs` if `new` has `f`.  `ENOSPC` if it gets `f` and the fault
+    /// table is full (the control file checks for room first).  Callers
+    /// hold the registry lock; the watch tables are ready if `new` watches.
+    pub(crate) fn set_flags(
+        &self,
+        id: SiteId,
+        tag: Tag<'_>,
+        old: Flags,
+        new: Flags,
+        knobs: Option<Knobs>,
+    ) -> Result {
+        if new.contains(Flags::FAIL) {
+            if let Some(knobs) = knobs {
+                self.faults.set(id, knobs)?;
+            }
+        } else if old.contains(Flags::FAIL) {
+            self.faults.remove(id);
+        }
+        // Its figures miss what it allocates while not profiled
+        // (`accurate:no` in format 2.0), as after the sysctl's 0.
+        if !new.contains(Flags::PROFILE) {
+            self.inaccurate.set(id);
+        }
+        tag.set_word(id.word(new));
+        Ok(())
+    }
+
+    /// Applies the commands of `control=` to the call sites of the module
+    /// `owner` that just loaded, so that `control=` also reaches a module
+    /// loaded later (its allocations from its init on).  A command that
+    /// cannot be applied (no memory for the watch tables, the fault table
+    /// full) leaves the rest as they are and says so.
+    fn apply_load_commands(&self, registry: &mut Registry, owner: usize) {
+        if self.load_commands.is_empty() || owner == 0 {
+            return;
+        }
+        let Ok(queries) = queries(&self.load_commands) else {
+            return;
+        };
+        let mut watch_ready = None;
+        let mut failed = None;
+        registry.for_each_tag_of(owner, |id, tag| {
+            let site = tag.site();
+            let old = SiteId::controlled(tag.word()).map_or(Flags::DEFAULT, |(_, f)| f);
+            let (new, knobs) = final_flags(&queries, &site, old);
+            if new == old && knobs.is_none() {
+                return;
+            }
+            if new.watched() && !*watch_ready.get_or_insert_with(|| self.watch.prepare().is_ok()) {
+                failed = Some(ENOMEM);
+                return;
+            }
+            if let Err(e) = self.set_flags(id, tag, old, new, knobs) {
+                failed = Some(e);
+            }
+        });
+        if let Some(e) = failed {
+            pr_warn!(
+                "control= could not be applied to every call site of a loading module ({:?})\n",
+                e
+            );
+        }
     }
 }
 

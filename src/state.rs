@@ -57,6 +57,16 @@ impl Profiling {
         )
     }
 
+    /// Calls `f` with the registration of the profiler (under the state
+    /// lock), if there is one: for what needs the kernel's switches too.
+    pub(crate) fn with_registration<R>(
+        &self,
+        f: impl FnOnce(&Registration<Profiler>) -> R,
+    ) -> Option<R> {
+        let inner = self.inner.lock();
+        inner.registration.as_ref().map(f)
+    }
+
     /// Calls `f` with the registered profiler (under the state lock), if
     /// there is one.
     pub(crate) fn with_profiler<R>(&self, f: impl FnOnce(&Profiler) -> R) -> Option<R> {
@@ -108,13 +118,15 @@ impl Profiling {
     /// `never`).  It counts every allocation since boot if it adopted the
     /// kernel's boot record, else those from now on: then every call site
     /// there is now is marked inaccurate (missing allocations).
-    pub(crate) fn register(&self) -> Result {
+    /// `load_commands` (`control=`'s) are applied to each module that
+    /// loads from then on.
+    pub(crate) fn register(&self, load_commands: KVec<u8>) -> Result {
         let mut inner = self.inner.lock();
         let on = match inner.mode {
             Mode::Never => return Ok(()),
             mode => mode == Mode::On,
         };
-        let profiler = Profiler::new(self.module)?;
+        let profiler = Profiler::new(self.module, load_commands)?;
         // Debug mode (`debug=1`) registers hooks that check what they see.
         let registration = if self.debug {
             Registration::register::<Hooks<DebugChecks>>(profiler)?

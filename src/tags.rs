@@ -443,6 +443,18 @@ impl Registry {
         }
     }
 
+    /// Calls `f` with the id and tag of every call site of the image
+    /// `owner` (`TagSection::owner`), if it is loaded.
+    pub(crate) fn for_each_tag_of(&mut self, owner: usize, mut f: impl FnMut(SiteId, Tag<'_>)) {
+        for s in self.sections.values().filter(|s| s.owner == owner) {
+            if let Some(tags) = s.tags() {
+                for (tag, id) in tags.iter().zip(s.ids()) {
+                    f(id, tag);
+                }
+            }
+        }
+    }
+
     /// Calls `f` with the id of every call site, and whether its module is
     /// gone: those of the loaded images, and the copies kept of unloaded
     /// modules' ones.

@@ -31,6 +31,11 @@ impl core::fmt::Display for BStr<'_> {
 /// call site, and ` func:name`.
 pub(crate) fn write_figures(out: &mut impl Output, totals: Totals, site: &Site<'_>) {
     let _ = write!(out, "{:12} {:8} ", totals.bytes, totals.calls);
+    write_site(out, site);
+}
+
+/// A call site as `/proc/allocinfo` names it: `file:line [module] func:name`.
+pub(crate) fn write_site(out: &mut impl Output, site: &Site<'_>) {
     out.put(site.file);
     let _ = write!(out, ":{}", site.line);
     if let Some(module) = site.module {

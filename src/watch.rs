@@ -147,7 +147,7 @@ pub(crate) struct AgeRow {
 /// Sorts `v` by `less`, in place, without allocating.  (core's sorts
 /// check the order's consistency with a panic path that 6.12's objtool
 /// does not know, and warns about.)
-fn heap_sort<T>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
+pub(crate) fn heap_sort<T>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
     let sift = |v: &mut [T], mut root: usize, end: usize| loop {
         let mut child = 2 * root + 1;
         if child >= end {

@@ -345,6 +345,63 @@ pub(crate) trait Backend: 'static {
     fn obj_free(data: &Self::Data, slot: ObjSlot<'_>, size: usize);
     /// Print the top `count` call sites after the kernel's memory report.
     fn show_mem(data: &Self::Data, count: u32);
+    /// Whether the allocation about to be made at `tag`, of `size` bytes
+    /// with `gfp`, is to fail: asked only while [`Registration::fail`] is
+    /// on, for a tag whose word has [`FAIL_BIT`], never for `__GFP_NOFAIL`.
+    /// Must not allocate.
+    fn should_fail(data: &Self::Data, tag: Tag<'_>, kind: FailKind, size: usize, gfp: Gfp) -> bool;
+}
+
+/// The bit of a tag's word that the kernel reads: the allocators ask
+/// [`Backend::should_fail`] for the call sites that have it.
+pub(crate) const FAIL_BIT: u64 = bindings::ALLOC_TAG_BACKEND_FAIL as u64;
+
+/// Which allocator asks [`Backend::should_fail`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FailKind {
+    /// A slab object, or a bulk of them.
+    Slab,
+    /// Pages, or a bulk of single pages.
+    Pages,
+    /// A vmalloc area (one decision for its pages).
+    Vmalloc,
+    /// A percpu object.
+    Percpu,
+}
+
+impl FailKind {
+    /// The kind the kernel passed, if it is one of these.
+    fn from_raw(kind: bindings::alloc_tag_fail_kind) -> Option<Self> {
+        Some(match kind {
+            bindings::alloc_tag_fail_kind_ALLOC_TAG_FAIL_SLAB => Self::Slab,
+            bindings::alloc_tag_fail_kind_ALLOC_TAG_FAIL_PAGES => Self::Pages,
+            bindings::alloc_tag_fail_kind_ALLOC_TAG_FAIL_VMALLOC => Self::Vmalloc,
+            bindings::alloc_tag_fail_kind_ALLOC_TAG_FAIL_PERCPU => Self::Percpu,
+            _ => return None,
+        })
+    }
+
+    /// The allocator's name in the fault report.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Slab => "slab",
+            Self::Pages => "page",
+            Self::Vmalloc => "vmalloc",
+            Self::Percpu => "percpu",
+        }
+    }
+}
+
+/// An allocation's GFP flags.
+#[derive(Clone, Copy)]
+pub(crate) struct Gfp(bindings::gfp_t);
+
+impl Gfp {
+    /// Whether the allocation may not fail (`__GFP_NOFAIL`): the kernel
+    /// never asks for those; a back end checks again.
+    pub(crate) fn nofail(self) -> bool {
+        self.0 & bindings::__GFP_NOFAIL != 0
+    }
 }
 
 /// The registered back end's data: set by [`Registration::register`] before
@@ -521,6 +578,27 @@ unsafe extern "C" fn show_mem<B: Backend>(count: c_uint) {
     B::show_mem(data, count)
 }
 
+/// # Safety
+///
+/// Called by the kernel with a tag of a live section, as a hook of `B`.
+unsafe extern "C" fn should_fail<B: Backend>(
+    tag: *mut bindings::alloc_tag,
+    kind: bindings::alloc_tag_fail_kind,
+    size: usize,
+    gfp: bindings::gfp_t,
+) -> bool {
+    // SAFETY: By the function's safety requirements.
+    let Some(tag) = (unsafe { tag_from_raw(tag) }) else {
+        return false;
+    };
+    let Some(kind) = FailKind::from_raw(kind) else {
+        return false;
+    };
+    // SAFETY: A hook of `B`.
+    let data = unsafe { registered::<B>() };
+    B::should_fail(data, tag, kind, size, Gfp(gfp))
+}
+
 /// The hook table of back end `B`.
 struct Table<B: Backend>(PhantomData<B>);
 
@@ -538,6 +616,7 @@ impl<B: Backend> Table<B> {
         obj_alloc: Some(obj_alloc::<B>),
         obj_free: Some(obj_free::<B>),
         show_mem: Some(show_mem::<B>),
+        should_fail: Some(should_fail::<B>),
     };
 }
 
@@ -638,6 +717,14 @@ impl<D: Send + Sync + 'static> Registration<D> {
     pub(crate) fn enable(&self, on: bool) {
         // SAFETY: We are registered (type invariant).
         unsafe { bindings::alloc_tag_backend_enable(on) }
+    }
+
+    /// Turns the allocators' questions to [`Backend::should_fail`] on or
+    /// off; off until asked, and again once unregistered.
+    pub(crate) fn fail(&self, on: bool) {
+        // SAFETY: We are registered (type invariant), with a table that has
+        // `should_fail`.
+        unsafe { bindings::alloc_tag_backend_fail(on) }
     }
 }
 

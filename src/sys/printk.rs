@@ -102,3 +102,10 @@ pub(crate) fn warn_symbol(addr: usize) {
         )
     };
 }
+
+/// The running task's call chain in the kernel log (`dump_stack()`), as
+/// the kernel's fault injection prints it with `verbose` 2; any context.
+pub(crate) fn dump_stack() {
+    // SAFETY: No requirements.
+    unsafe { bindings::dump_stack() };
+}

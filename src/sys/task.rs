@@ -57,3 +57,12 @@ pub(crate) fn cond_resched() {
     // `__cond_resched()` (what `cond_resched()` calls) requires.
     unsafe { bindings::__cond_resched() };
 }
+
+/// A random number below `n` (`get_random_u32_below()`'s multiply and
+/// shift, without its rejection step: the bias is below `n / 2^32`); any
+/// context.
+pub(crate) fn random_below(n: u32) -> u32 {
+    // SAFETY: No requirements; it never sleeps.
+    let r = unsafe { bindings::get_random_u32() };
+    ((u64::from(r) * u64::from(n)) >> 32) as u32
+}

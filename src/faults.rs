@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Fault injection by call site: the allocations of call sites with the
+//! `f` flag fail as their knobs say, with the kernel's fault-injection
+//! semantics (`Documentation/fault-injection/fault-injection.rst`,
+//! `should_fail_ex()`): `probability` in percent, every `interval`-th
+//! allocation, at most `times` failures (-1: no limit), the first `space`
+//! bytes spared, and a report in the kernel log for `verbose` 1, with the
+//! call chain for 2.  Each call site has its own knobs and counts.
+//!
+//! The kernel asks [`Faults::should_fail`] before it allocates, for a
+//! call site whose tag's word has `f` (`sys::backend::FAIL_BIT`), only while
+//! some call site has it (`Registration::fail`).  The table is shared with
+//! the hooks, so an irqsave spinlock guards it, as the watch tables.
+
+use kernel::{error::Result, prelude::*};
+
+use crate::ids::SiteId;
+use crate::sys::{
+    backend::{FailKind, Tag},
+    printk::dump_stack,
+    sync::IrqSpinLock,
+    task::{now_ns, random_below},
+};
+use crate::text::BStr;
+use crate::watch::heap_sort;
+
+/// The most call sites with `f` at once.
+pub(crate) const FAULT_SITES: usize = 256;
+
+/// A call site's knobs, as the kernel's fault attributes name them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Knobs {
+    /// Percent of the allocations asked that fail, 0 to 100.
+    pub(crate) probability: u32,
+    /// Only every `interval`-th allocation may fail (1: each).
+    pub(crate) interval: u32,
+    /// Failures left; -1 for no limit.
+    pub(crate) times: i32,
+    /// Bytes allocated before the first failure.
+    pub(crate) space: u32,
+    /// 0: no report, 1: a report, 2: with the call chain.
+    pub(crate) verbose: u32,
+}
+
+impl Knobs {
+    /// Every allocation fails, reported with its call chain.
+    pub(crate) const DEFAULT: Knobs = Knobs {
+        probability: 100,
+        interval: 1,
+        times: -1,
+        space: 0,
+        verbose: 2,
+    };
+
+    /// The knob names, as a control command takes them (`name=value`).
+    pub(crate) const NAMES: &'static str = "probability, interval, times, space, verbose";
+
+    /// The place of knob `name` in [`Knobs::NAMES`] (a known one).
+    pub(crate) fn index(name: &[u8]) -> usize {
+        match name {
+            b"probability" => 0,
+            b"interval" => 1,
+            b"times" => 2,
+            b"space" => 3,
+            _ => 4,
+        }
+    }
+
+    /// Sets knob `name` to `value` (text); `EINVAL` for an unknown name or
+    /// a value out of the knob's range.
+    pub(crate) fn set(&mut self, name: &[u8], value: &[u8]) -> Result<()> {
+        let text = core::str::from_utf8(value).map_err(|_| EINVAL)?;
+        let bad = || {
+            pr_err!(
+                "control: bad value '{}' for '{}'\n",
+                BStr(value),
+                BStr(name)
+            );
+            EINVAL
+        };
+        let number = |min: i64, max: i64| {
+            text.parse::<i64>()
+                .ok()
+                .filter(|v| (min..=max).contains(v))
+                .ok_or_else(bad)
+        };
+        match name {
+            b"probability" => self.probability = number(0, 100)? as u32,
+            b"interval" => self.interval = number(1, u32::MAX.into())? as u32,
+            b"times" => self.times = number(-1, i32::MAX.into())? as i32,
+            b"space" => self.space = number(0, i32::MAX.into())? as u32,
+            b"verbose" => self.verbose = number(0, 2)? as u32,
+            _ => {
+                pr_err!("control: unknown knob '{}' ({})\n", BStr(name), Self::NAMES);
+                return Err(EINVAL);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One call site's knobs and what they have left.
+#[derive(Clone, Copy)]
+struct Entry {
+    site: SiteId,
+    knobs: Knobs,
+    /// Allocations asked so far (the interval's count).
+    asked: u64,
+    /// Failures so far.
+    failed: u64,
+    /// What is left of `times` and `space`.
+    times: i32,
+    space: u32,
+}
+
+impl Entry {
+    fn new(site: SiteId, knobs: Knobs) -> Self {
+        Self {
+            site,
+            knobs,
+            asked: 0,
+            failed: 0,
+            times: knobs.times,
+            space: knobs.space,
+        }
+    }
+
+    /// `should_fail_ex()` for one allocation of `size` bytes.
+    fn decide(&mut self, size: usize) -> bool {
+        self.asked += 1;
+        if self.knobs.probability == 0 || self.times == 0 {
+            return false;
+        }
+        let size = u32::try_from(size).unwrap_or(u32::MAX);
+        if self.space > size {
+            self.space -= size;
+            return false;
+        }
+        if self.knobs.interval > 1 && self.asked % u64::from(self.knobs.interval) != 0 {
+            return false;
+        }
+        if self.knobs.probability <= random_below(100) {
+            return false;
+        }
+        if self.times > 0 {
+            self.times -= 1;
+        }
+        self.failed += 1;
+        true
+    }
+}
+
+/// One line of the `faults` report.
+pub(crate) struct FaultRow {
+    pub(crate) site: SiteId,
+    pub(crate) failed: u64,
+    pub(crate) asked: u64,
+    pub(crate) knobs: Knobs,
+    /// What is left of `times` and `space`.
+    pub(crate) times: i32,
+    pub(crate) space: u32,
+}
+
+/// Reports in a window of [`RATELIMIT_NS`], as the kernel's default
+/// ratelimit for fault injection (`DEFAULT_RATELIMIT_BURST`).
+const RATELIMIT_BURST: u32 = 10;
+/// `DEFAULT_RATELIMIT_INTERVAL`, 5 seconds.
+const RATELIMIT_NS: u64 = 5_000_000_000;
+
+/// What the hooks share: the entries and the report's rate limit.
+///
+/// # Invariants
+///
+/// `used` is the number of `Some` in `entries`, and no two name the same
+/// call site.
+struct Table {
+    entries: KVec<Option<Entry>>,
+    used: usize,
+    window_start: u64,
+    reports: u32,
+}
+
+/// The call sites with `f` of one profiler.
+#[pin_data]
+pub(crate) struct Faults {
+    #[pin]
+    table: IrqSpinLock<Table>,
+}
+
+impl Faults {
+    /// No call site with `f`; room for [`FAULT_SITES`].
+    pub(crate) fn new() -> Result<impl PinInit<Self>> {
+        let entries = KVec::from_elem(None, FAULT_SITES, GFP_KERNEL)?;
+        Ok(pin_init!(Faults {
+            // INVARIANT: No entry.
+            table <- crate::new_irq_spinlock!(
+                Table {
+                    entries,
+                    used: 0,
+                    window_start: 0,
+                    reports: 0,
+                },
+                "allocprof_faults"
+            ),
+        }))
+    }
+
+    /// Whether any call site has `f`.
+    pub(crate) fn in_use(&self) -> bool {
+        self.table.lock().used != 0
+    }
+
+    /// Call site `site` gets `f` with `knobs`, its counts from zero.
+    /// `ENOSPC` if [`FAULT_SITES`] call sites have it already (the control
+    /// file counts before it changes anything, so only a module's load
+    /// sees that).
+    pub(crate) fn set(&self, site: SiteId, knobs: Knobs) -> Result {
+        let mut t = self.table.lock();
+        if let Some(e) = t.entry(site) {
+            *e = Entry::new(site, knobs);
+            return Ok(());
+        }
+        let free = t.entries.iter_mut().find(|e| e.is_none()).ok_or(ENOSPC)?;
+        // INVARIANT: `site` had no entry; one more is used.
+        *free = Some(Entry::new(site, knobs));
+        t.used += 1;
+        Ok(())
+    }
+
+    /// Call site `site` loses `f`.
+    pub(crate) fn remove(&self, site: SiteId) {
+        let mut t = self.table.lock();
+        if let Some(e) = t
+            .entries
+            .iter_mut()
+            .find(|e| e.is_some_and(|e| e.site == site))
+        {
+            // INVARIANT: One entry fewer is used.
+            *e = None;
+            t.used -= 1;
+        }
+    }
+
+    /// Whether an allocation of `size` bytes by `kind` at `tag`, call site
+    /// `site` with `f`, is to fail; reports it if so.  Hooks only.
+    pub(crate) fn should_fail(
+        &self,
+        site: SiteId,
+        tag: Tag<'_>,
+        kind: FailKind,
+        size: usize,
+    ) -> bool {
+        let (entry, report) = {
+            let mut t = self.table.lock();
+            let Some(e) = t.entry(site) else {
+                return false;
+            };
+            // The report shows the knobs as they were, as `fail_dump()`.
+            let entry = *e;
+            if !e.decide(size) {
+                return false;
+            }
+            let report = entry.knobs.verbose > 0 && t.may_report();
+            (entry, report)
+        };
+        if report {
+            report_failure(&entry, tag, kind, size);
+        }
+        true
+    }
+
+    /// The call sites with `f`, by id.
+    pub(crate) fn rows(&self) -> Result<KVec<FaultRow>> {
+        let mut rows = KVec::with_capacity(FAULT_SITES, GFP_KERNEL)?;
+        {
+            let t = self.table.lock();
+            for e in t.entries.iter().flatten() {
+                let row = FaultRow {
+                    site: e.site,
+                    failed: e.failed,
+                    asked: e.asked,
+                    knobs: e.knobs,
+                    times: e.times,
+                    space: e.space,
+                };
+                // Within the capacity reserved above: never allocates.
+                rows.push(row, GFP_NOWAIT)?;
+            }
+        }
+        heap_sort(&mut rows, |a, b| a.site < b.site);
+        Ok(rows)
+    }
+}
+
+impl Table {
+    /// The entry of call site `site`, if it has `f`.
+    fn entry(&mut self, site: SiteId) -> Option<&mut Entry> {
+        self.entries.iter_mut().flatten().find(|e| e.site == site)
+    }
+
+    /// Whether one more report fits the rate limit (`__ratelimit()`).
+    fn may_report(&mut self) -> bool {
+        let now = now_ns();
+        if self.reports == 0 || now.wrapping_sub(self.window_start) >= RATELIMIT_NS {
+            self.window_start = now;
+            self.reports = 0;
+        }
+        if self.reports == RATELIMIT_BURST {
+            return false;
+        }
+        self.reports += 1;
+        true
+    }
+}
+
+/// The kernel's fault-injection report (`fail_dump()`), then the call site
+/// and the allocation; the call chain for `verbose` 2.
+fn report_failure(e: &Entry, tag: Tag<'_>, kind: FailKind, size: usize) {
+    let site = tag.site();
+    pr_notice!(
+        "FAULT_INJECTION: forcing a failure.\nname allocprof, interval {}, probability {}, space {}, times {}\n",
+        e.knobs.interval,
+        e.knobs.probability,
+        e.space,
+        e.times
+    );
+    pr_notice!(
+        "failed a {} allocation of {} bytes at {}:{}{}{}{} func:{}\n",
+        kind.name(),
+        size,
+        BStr(site.file),
+        site.line,
+        if site.module.is_some() { " [" } else { "" },
+        BStr(site.module.unwrap_or(b"")),
+        if site.module.is_some() { "]" } else { "" },
+        BStr(site.function)
+    );
+    if e.knobs.verbose > 1 {
+        dump_stack();
+    }
+}
