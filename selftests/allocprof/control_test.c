@@ -6,9 +6,10 @@
  * - control lists every call site of /proc/allocinfo with its flags;
  * - every bad command fails with EINVAL, names the bad word in the kernel
  *   log and changes nothing (also when another command of the same write
- *   is good), among them a command of ten words and a write of 65
- *   commands; a command of nine words and a write of 64 commands run (the
- *   64th command's flag is set);
+ *   is good), among them a command of fifteen words and a write of 65
+ *   commands; a command of fourteen words (four match-specs, the flags and
+ *   five knobs) and a write of 64 commands run (the 64th command's flag is
+ *   set);
  * - p off: new allocations are not counted; those counted before leave
  *   their figures exactly when freed; the call site is accurate:no in
  *   /proc/allocinfo 2.0 from then on;
@@ -49,9 +50,14 @@
 #define CALLERS AP_TESTDIR "/callers"
 #define DEEP AP_TESTDIR "/deep"
 
-/* The limits of a write, as src/control.rs has them (MAX_QUERIES, MAX_WORDS). */
+/* The limits of a write, as src/query.rs has them (MAX_QUERIES, MAX_WORDS). */
 #define MAX_COMMANDS 64
-#define MAX_WORDS 9
+#define MAX_WORDS 14
+
+/* A command of MAX_WORDS words: four match-specs, the flags, five knobs. */
+#define MAX_WORDS_COMMAND                                                                   \
+	"module allocprof_test file allocprof_test.c func aptest_kmalloc_8 line 1-99999 +sf " \
+	"probability=100 interval=1 times=-1 space=0 verbose=0"
 
 /* A bad command and the word its message must name. */
 static const struct {
@@ -72,9 +78,8 @@ static const struct {
 	{ "file \"allocprof_test.c +p", "unclosed quote" },
 	{ "module allocprof_test +s; bogus x -p", "'bogus'" },
 	{ "module allocprof_test -p\nfunc aptest_kmalloc_8 =pq", "'q'" },
-	/* MAX_WORDS + 1 words: the tenth is named. */
-	{ "module allocprof_test file allocprof_test.c func aptest_kmalloc_8 line 1-99999 +s tenth",
-	  "too many words at 'tenth'" },
+	/* MAX_WORDS + 1 words: the fifteenth is named. */
+	{ MAX_WORDS_COMMAND " fifteenth", "too many words at 'fifteenth'" },
 };
 static const int nr_bad = ARRAY_SIZE(bad_commands);
 
@@ -304,7 +309,7 @@ static void t_too_many_commands(int i)
 
 static void t_max_words(int i)
 {
-	const char *w = "module allocprof_test file allocprof_test.c func aptest_kmalloc_8 line 1-99999 +s";
+	const char *w = MAX_WORDS_COMMAND;
 	int words = 0;
 	const char *c;
 
@@ -312,8 +317,8 @@ static void t_max_words(int i)
 	for (c = w; *c; c++)
 		words += (c == w || c[-1] == ' ') && *c != ' ';
 	ksft_test_result(words == MAX_WORDS && control(w) == 0 &&
-			 ap_flags_are("aptest_kmalloc_8", "ps") &&
-			 control("func aptest_kmalloc_8 -s") == 0 && unchanged(),
+			 ap_flags_are("aptest_kmalloc_8", "psf") &&
+			 control("func aptest_kmalloc_8 -sf") == 0 && unchanged(),
 			 "a command of %d words runs\n", words);
 }
 

@@ -4,7 +4,8 @@
  * value fails the load with a message and leaves nothing behind.
  * control= applies control-file commands at load: the call sites it
  * selects have its flags before anything else runs, and an allocation
- * there is watched; a bad command, an overlong value or control= with
+ * there is watched; the test module loaded again gets the same flags; a
+ * bad command, an overlong value or control= with
  * mem_profiling=never fails the load with a message, leaving nothing.
  */
 #include "allocprof_lib.h"
@@ -75,6 +76,19 @@ static void t_control_watched(int i)
 			 WATCHED, WATCHED);
 }
 
+/* control= also reaches a module that loads later: its flags are set again. */
+static void t_control_later(int i)
+{
+	(void)i;
+	ksft_test_result(ap_test_free("kmalloc_8") == 0 &&
+			 ap_sh("rmmod allocprof_test && modprobe allocprof_test") == 0 &&
+			 ap_flags_are("aptest_kmalloc_8", "ps") &&
+			 ap_flags_are("aptest_kmalloc_100", "pa") &&
+			 ap_flags_are("aptest_cache_alloc", "p"),
+			 "control=\"%s\": allocprof_test loaded again gets the same flags\n",
+			 CONTROL_CMDS);
+}
+
 static void t_control_unload(int i)
 {
 	(void)i;
@@ -126,6 +140,7 @@ static const struct ap_step steps[] = {
 	AP_STEP_EACH(t_bad_control, &nbad_control),
 	AP_STEP(t_control),
 	AP_STEP(t_control_watched),
+	AP_STEP(t_control_later),
 	AP_STEP(t_control_unload),
 };
 

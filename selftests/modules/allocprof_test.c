@@ -154,6 +154,12 @@ static noinline void *aptest_kmalloc_3000(struct aptest_site *site)
 	return kmalloc(3000, GFP_KERNEL);
 }
 
+/* Never fails: fault injection must not fail it either. */
+static noinline void *aptest_kmalloc_nofail(struct aptest_site *site)
+{
+	return kmalloc(site->size, GFP_KERNEL | __GFP_NOFAIL);
+}
+
 static void aptest_kfree(struct aptest_site *site, void *p)
 {
 	kfree(p);
@@ -412,6 +418,7 @@ static struct aptest_site aptest_sites[] = {
 	{ "kmalloc_account", APTEST_SLAB, 100, 0, aptest_kmalloc_account, aptest_kfree,
 	  .account = true },
 	{ "pages_account", APTEST_PAGES, 0, 0, aptest_pages_account, aptest_free_pages },
+	{ "kmalloc_nofail", APTEST_SLAB, 100, 0, aptest_kmalloc_nofail, aptest_kfree },
 };
 
 /* Memory handed over by other test modules, freed on command. */

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fault_test: fault injection by call site, the control file's f flag.
+ *
+ * - every allocator family (kmalloc, kmem_cache, pages, bulk pages, bulk
+ *   objects, vmalloc, percpu): "+f interval=1 times=3" on a test call site
+ *   fails exactly the next 3 allocations there (the test module's write
+ *   fails with ENOMEM), the 4th succeeds, the site's figures count only
+ *   that one, the faults file says failed:3 asked:4 (a bulk of pages may
+ *   ask again, after its one failure-free call); a call site without f
+ *   allocated between them is unaffected; -f ends it;
+ * - __GFP_NOFAIL allocations at a site with f are never failed, nor asked;
+ * - with profiling off (vm.mem_profiling=0) nothing fails;
+ * - the knobs, as fault-injection.rst defines them: interval=3 fails every
+ *   third allocation; space=S spares allocations while S exceeds their
+ *   size (the kmalloc cache's object size, from /sys/kernel/slab);
+ *   times=-1 has no limit; probability=0 fails none; probability=50 fails
+ *   some of 200 and not all, exactly as many as the faults file counts;
+ * - verbose=0 writes no report, 1 the report without a call chain, 2 with
+ *   the call chain through the allocating function;
+ * - bad knobs and knobs without f fail with EINVAL, a message naming the
+ *   word, and change nothing; f for more call sites than the fault table
+ *   holds fails with ENOSPC and changes nothing;
+ * - a module that unloads leaves no fault entry behind;
+ * - the error path of a module's load, found by control= at load:
+ *   allocprof_test2's third page allocation fails, its load fails with
+ *   ENOMEM and what it allocated stays exact; without control= it loads.
+ *
+ * Expected figures come from the kernel (the test module's "sites" file,
+ * /sys/kernel/slab).  The upstream flavour has no control file: scripts/check
+ * does not run this program there.
+ */
+#include "allocprof_lib.h"
+
+#define FAULTS "/sys/kernel/debug/allocprof/faults"
+#define OTHER "kmalloc_8"
+
+/* The test call sites of each allocator family. */
+static const char *const families[] = {
+	"kmalloc_100", "cache_alloc", "alloc_pages_0", "pages_bulk",
+	"cache_bulk", "vmalloc_5p", "percpu_48",
+};
+static const int nr_families = ARRAY_SIZE(families);
+
+/* A bad command and the word its message must name. */
+static const struct {
+	const char *command;
+	const char *word;
+} bad_commands[] = {
+	{ "func aptest_kmalloc_100 +f interval=0", "bad value '0' for 'interval'" },
+	{ "func aptest_kmalloc_100 +f probability=101", "bad value '101' for 'probability'" },
+	{ "func aptest_kmalloc_100 +f verbose=3", "bad value '3' for 'verbose'" },
+	{ "func aptest_kmalloc_100 +f times=-2", "bad value '-2' for 'times'" },
+	{ "func aptest_kmalloc_100 +f space=x", "bad value 'x' for 'space'" },
+	{ "func aptest_kmalloc_100 +f bogus=1", "unknown knob 'bogus'" },
+	{ "func aptest_kmalloc_100 +f interval", "'interval' after the flags is not a knob" },
+	{ "func aptest_kmalloc_100 -f interval=2", "knobs are for f: '-f'" },
+	{ "func aptest_kmalloc_100 +p interval=2", "knobs are for f: '+p'" },
+	{ "func aptest_kmalloc_100 +f times=1 times=2", "'times' given twice" },
+	{ "func aptest_kmalloc_100 interval=2 +f", "unknown keyword 'interval=2'" },
+};
+static const int nr_bad = ARRAY_SIZE(bad_commands);
+
+/* The control file at the start. */
+static char *before;
+
+/* Writes a command; 0 or the errno of the write. */
+static int control(const char *fmt, const char *arg)
+{
+	char cmd[512];
+	int err;
+
+	snprintf(cmd, sizeof(cmd), fmt, arg);
+	err = ap_write_file(AP_CONTROL, cmd, strlen(cmd));
+	return -err;
+}
+
+static int unchanged(void)
+{
+	char *now = ap_slurp(AP_CONTROL, NULL);
+	int same = before && now && !strcmp(before, now);
+
+	free(now);
+	return same;
+}
+
+/* The kernel log since the last look names text (grep -F); clears it. */
+static int logged(const char *text)
+{
+	return ap_sh("dmesg -c | grep -q -F -e \"%s\"", text) == 0;
+}
+
+/* The faults file's figures of a test site: 0 if it has a line. */
+static int faults_of(const char *site, unsigned long long *failed, unsigned long long *asked)
+{
+	char *buf = ap_slurp(FAULTS, NULL), *line, *save = NULL, func[64];
+	int found = -1;
+
+	snprintf(func, sizeof(func), " func:aptest_%s ", site);
+	for (line = buf ? strtok_r(buf, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (strstr(line, func) &&
+		    sscanf(line, "failed:%llu asked:%llu", failed, asked) == 2)
+			found = 0;
+	free(buf);
+	return found;
+}
+
+/* Lines of the faults file (not the header). */
+static int fault_lines(void)
+{
+	return ap_sh_num("grep -vc '^#' %s", FAULTS);
+}
+
+/* n single allocations at site: 's' for a success, 'f' for ENOMEM. */
+static void pattern(const char *site, int n, char *out)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		int err = ap_test_alloc(site, 1);
+
+		out[i] = !err ? 's' : err == -ENOMEM ? 'f' : '?';
+	}
+	out[n] = '\0';
+}
+
+/*
+ * The site's figures are n live entries' worth (a batch site's one
+ * allocation makes several), and the test module holds n.
+ */
+static int live_exact(const char *site, long n)
+{
+	long long bytes;
+	unsigned long long calls;
+	char func[64];
+
+	if (ap_testsite_unit(site, &bytes, &calls))
+		return 0;
+	snprintf(func, sizeof(func), "aptest_%s", site);
+	return ap_testsite_live(site) == n && ap_expect(func, bytes * n, calls * n);
+}
+
+static void t_family(int i)
+{
+	const char *site = families[i];
+	int bulk_pages = !strcmp(site, "pages_bulk");
+	unsigned long long failed = 0, asked = 0;
+	char got[8], other[2], func[64];
+	long live;
+	int ok;
+
+	snprintf(func, sizeof(func), "aptest_%s", site);
+	ok = control("func aptest_%s +f interval=1 times=3 verbose=0", site) == 0 &&
+	     ap_flags_are(func, "pf");
+	pattern(site, 2, got);
+	pattern(OTHER, 1, other);
+	pattern(site, 2, got + 2);
+	/* One allocation's entries: 1, or a batch site's batch. */
+	live = ap_testsite_live(site);
+	ok = ok && !strcmp(got, "fffs") && !strcmp(other, "s") &&
+	     faults_of(site, &failed, &asked) == 0 && failed == 3 &&
+	     (bulk_pages ? asked >= 4 : asked == 4) && live > 0 &&
+	     (strstr(site, "bulk") || live == 1) && live_exact(site, live) && live_exact(OTHER, 1);
+	ok = ok && control("func aptest_%s -f", site) == 0 && faults_of(site, &failed, &asked) &&
+	     !ap_test_free(site) && !ap_test_free(OTHER) && live_exact(site, 0) &&
+	     live_exact(OTHER, 0) && unchanged();
+	ksft_test_result(ok, "%s +f times=3: %s (expected fffs), failed:%llu asked:%llu, %s unaffected, figures exact\n",
+			 site, got, failed, asked, OTHER);
+}
+
+static void t_nofail(int i)
+{
+	unsigned long long failed = 1, asked = 1;
+	char got[4];
+
+	(void)i;
+	control("func aptest_%s +f verbose=0", "kmalloc_nofail");
+	pattern("kmalloc_nofail", 3, got);
+	ksft_test_result(!strcmp(got, "sss") && faults_of("kmalloc_nofail", &failed, &asked) == 0 &&
+			 failed == 0 && asked == 0 && live_exact("kmalloc_nofail", 3) &&
+			 control("func aptest_%s -f", "kmalloc_nofail") == 0 &&
+			 !ap_test_free("kmalloc_nofail") && unchanged(),
+			 "__GFP_NOFAIL at a site with f: %s, failed:%llu asked:%llu\n", got, failed, asked);
+}
+
+static void t_profiling_off(int i)
+{
+	unsigned long long failed = 1, asked = 1;
+	char got[3];
+	int ok;
+
+	(void)i;
+	ok = control("func aptest_%s +f verbose=0", "kmalloc_100") == 0 &&
+	     !ap_write_file(AP_SYSCTL, "0", 1);
+	pattern("kmalloc_100", 2, got);
+	ok = ok && !ap_write_file(AP_SYSCTL, "1", 1) && !strcmp(got, "ss") &&
+	     faults_of("kmalloc_100", &failed, &asked) == 0 && failed == 0 && asked == 0;
+	ap_test_free("kmalloc_100");
+	ok = ok && control("func aptest_%s =p", "kmalloc_100") == 0;
+	ksft_test_result(ok, "vm.mem_profiling=0: %s at a site with f, failed:%llu asked:%llu\n", got,
+			 failed, asked);
+}
+
+/* A knob's pattern over n single allocations at kmalloc_100, then -f. */
+static void knob_pattern(const char *knobs, int n, char *got, unsigned long long *failed,
+			 unsigned long long *asked)
+{
+	control("func aptest_kmalloc_100 +f %s", knobs);
+	pattern("kmalloc_100", n, got);
+	if (faults_of("kmalloc_100", failed, asked))
+		*failed = *asked = ~0ULL;
+	control("func aptest_kmalloc_100 =%s", "p");
+	ap_test_free("kmalloc_100");
+}
+
+static void t_interval(int i)
+{
+	unsigned long long failed, asked;
+	char got[16];
+
+	(void)i;
+	knob_pattern("interval=3 verbose=0", 9, got, &failed, &asked);
+	ksft_test_result(!strcmp(got, "ssfssfssf") && failed == 3 && asked == 9 && unchanged(),
+			 "interval=3: %s (expected ssfssfssf), failed:%llu asked:%llu\n", got, failed,
+			 asked);
+}
+
+static void t_space(int i)
+{
+	long long size = ap_slab_size(ap_kmalloc_cache(100)), space = 2 * size + size / 2;
+	unsigned long long failed, asked;
+	char got[8], want[8], knobs[64];
+	int k;
+
+	(void)i;
+	/* should_fail_ex(): spared while the space left exceeds the size. */
+	for (k = 0; k < 6; k++) {
+		want[k] = space > size ? 's' : 'f';
+		if (space > size)
+			space -= size;
+	}
+	want[6] = '\0';
+	snprintf(knobs, sizeof(knobs), "space=%lld verbose=0", 2 * size + size / 2);
+	knob_pattern(knobs, 6, got, &failed, &asked);
+	ksft_test_result(size > 0 && !strcmp(got, want) && unchanged(),
+			 "%s (object size %lld): %s (expected %s), failed:%llu\n", knobs, size, got,
+			 want, failed);
+}
+
+static void t_probability(int i)
+{
+	unsigned long long failed0, asked0, failed, asked;
+	char got0[8], got[201];
+	int n = 0, k;
+
+	(void)i;
+	knob_pattern("probability=0 verbose=0", 5, got0, &failed0, &asked0);
+	knob_pattern("probability=50 verbose=0", 200, got, &failed, &asked);
+	for (k = 0; k < 200; k++)
+		n += got[k] == 'f';
+	/* All 200 the same by chance: 2^-199. */
+	ksft_test_result(!strcmp(got0, "sssss") && failed0 == 0 && asked0 == 5 && n > 0 && n < 200 &&
+			 failed == (unsigned long long)n && asked == 200 && !strchr(got, '?') &&
+			 unchanged(),
+			 "probability=0: %s; probability=50: %d of 200 failed, the faults file says %llu of %llu\n",
+			 got0, n, failed, asked);
+}
+
+static void t_verbose(int i)
+{
+	static const char *const knobs[] = { "times=1 verbose=0", "times=1 verbose=1",
+					     "times=1 verbose=2" };
+	char cmd[128], got[3], report[160];
+	int reported, stack, want_report = i > 0, want_stack = i > 1;
+
+	snprintf(cmd, sizeof(cmd), "%s", knobs[i]);
+	ap_sh("dmesg -c >/dev/null");
+	knob_pattern(cmd, 2, got, &(unsigned long long){ 0 }, &(unsigned long long){ 0 });
+	snprintf(report, sizeof(report), "failed a slab allocation of %lld bytes at ",
+		 ap_slab_size(ap_kmalloc_cache(100)));
+	reported = ap_sh("dmesg | grep -q -F 'FAULT_INJECTION: forcing a failure.' && "
+			 "dmesg | grep -q -F 'name allocprof, interval 1, probability 100, space 0, times 1' && "
+			 "dmesg | grep -F '%s' | grep -q 'allocprof_test.c:[0-9]* .allocprof_test. func:aptest_kmalloc_100$'",
+			 report) == 0;
+	stack = ap_sh("dmesg | grep -q 'Call Trace:' && dmesg | grep -q ' aptest_kmalloc_100+'") == 0;
+	ap_sh("dmesg -c >/dev/null");
+	ksft_test_result(!strcmp(got, "fs") && reported == want_report && stack == want_stack,
+			 "%s: %s, %s report, %s call chain\n", knobs[i], got,
+			 reported ? "a" : "no", stack ? "a" : "no");
+}
+static const int nr_verbose = 3;
+
+static void t_bad(int i)
+{
+	int err;
+
+	ap_sh("dmesg -c >/dev/null");
+	err = control("%s", bad_commands[i].command);
+	ksft_test_result(err == EINVAL && unchanged() && logged(bad_commands[i].word),
+			 "'%s': EINVAL (%s), the log names %s, nothing changed\n",
+			 bad_commands[i].command, strerror(err), bad_commands[i].word);
+}
+
+static void t_enospc(int i)
+{
+	int err;
+
+	(void)i;
+	ap_sh("dmesg -c >/dev/null");
+	err = control("module vmlinux +f verbose=%s", "0");
+	ksft_test_result(err == ENOSPC && unchanged() && logged("at most 256 can") &&
+			 fault_lines() == 0,
+			 "f for every vmlinux call site: ENOSPC (%s), the log says why, nothing changed\n",
+			 strerror(err));
+}
+
+static void t_unload(int i)
+{
+	int ok;
+
+	(void)i;
+	ok = control("func aptest_%s +f verbose=0", "kmalloc_100") == 0 && fault_lines() == 1;
+	ok = ok && !ap_sh("rmmod allocprof_test") && fault_lines() == 0 &&
+	     !ap_sh("modprobe allocprof_test") && ap_flags_are("aptest_kmalloc_100", "p") &&
+	     fault_lines() == 0;
+	ksft_test_result(ok, "a module's unload leaves no fault entry; loaded again, its site is p\n");
+	free(before);
+	before = ap_slurp(AP_CONTROL, NULL);
+}
+
+/* allocprof_test2's load, with its error path taken by control= at load. */
+#define TEST2_CONTROL "module allocprof_test2 func aptest2_alloc_pages_1 +f interval=3 times=1 verbose=1"
+
+static void t_load_error_path(int i)
+{
+	int ok, failed_load, reported, err, fd;
+
+	(void)i;
+	ok = !ap_sh("rmmod allocprof") &&
+	     !ap_sh("insmod /lib/modules/$(uname -r)/extra/allocprof.ko 'control=\"%s\"'",
+		    TEST2_CONTROL);
+	ap_sh("dmesg -c >/dev/null");
+	/* finit_module(2) once: busybox's insmod tries init_module(2) after a failure. */
+	fd = ap_module_fd("allocprof_test2");
+	err = ap_finit(fd, "nr=3");
+	close(fd);
+	failed_load = err == -ENOMEM && !ap_module_loaded("allocprof_test2");
+	reported = ap_sh("dmesg | grep -F 'failed a page allocation of ' | "
+			 "grep -q 'func:aptest2_alloc_pages_1$'") == 0;
+	/* Three objects and two pages were handed to allocprof_test. */
+	ok = ok && failed_load && reported &&
+	     ap_expect_in("allocprof_test2", "aptest2_kmalloc_300",
+			  3 * ap_slab_size(ap_kmalloc_cache(300)), 3) &&
+	     ap_expect_in("allocprof_test2", "aptest2_alloc_pages_1", 2 * 2 * sysconf(_SC_PAGESIZE), 2);
+	ok = ok && !ap_write_file(AP_TESTDIR "/adopted", "free", 4) &&
+	     ap_site("allocprof_test2", "aptest2_alloc_pages_1").found == 0;
+	ksft_test_result(ok, "control=\"%s\": allocprof_test2's load fails (%s), what it allocated is exact and freed\n",
+			 TEST2_CONTROL, strerror(-err));
+}
+
+static void t_load_again(int i)
+{
+	int ok, fd = ap_module_fd("allocprof_test2");
+
+	(void)i;
+	ok = ap_load(NULL) == 0 && ap_finit(fd, "nr=3") == 0 &&
+	     ap_expect_in("allocprof_test2", "aptest2_alloc_pages_1", 3 * 2 * sysconf(_SC_PAGESIZE), 3);
+	close(fd);
+	ap_sh("rmmod allocprof_test2");
+	ok = ok && !ap_write_file(AP_TESTDIR "/adopted", "free", 4) && fault_lines() == 0;
+	ksft_test_result(ok, "without control=, allocprof_test2 loads and allocates 3 times at each site\n");
+}
+
+static const struct ap_step steps[] = {
+	AP_STEP_EACH(t_family, &nr_families),
+	AP_STEP(t_nofail),
+	AP_STEP(t_profiling_off),
+	AP_STEP(t_interval),
+	AP_STEP(t_space),
+	AP_STEP(t_probability),
+	AP_STEP_EACH(t_verbose, &nr_verbose),
+	AP_STEP_EACH(t_bad, &nr_bad),
+	AP_STEP(t_enospc),
+	AP_STEP(t_unload),
+	AP_STEP(t_load_error_path),
+	AP_STEP(t_load_again),
+};
+
+int main(void)
+{
+	ksft_print_header();
+	if (ap_start(NULL))
+		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
+	before = ap_slurp(AP_CONTROL, NULL);
+	AP_RUN_STEPS(steps);
+	free(before);
+	ap_unload_all();
+	ksft_finished();
+}
