@@ -8,7 +8,8 @@
 # (vm.mem_profiling switched between runs); with WATCH 1 (the -icount
 # rounds), each allocprof-on run is followed by four runs with call sites
 # watched through allocprof's control file, profiling on:
-#   watch-other  another call site (not the benchmark's) with +san
+#   watch-other  another call site (not the benchmark's) with +sanf
+#                (f with probability=0 verbose=0: the allocators ask, none fails)
 #   watch-s      the benchmark's own four call sites with +s (stacks)
 #   watch-a      the same with +a (ages)
 #   watch-sa     the same with +sa
@@ -114,13 +115,15 @@ record_stats() {
 	echo "cfg=$1 rep=$2 $(grep '^# tracked:' $stacks)" >>/root/out/watch_stats.txt
 }
 
-# watch-other: another call site watched with +san while the benchmark
-# module is loaded and run as for allocprof-on.
+# watch-other: another call site watched with +sanf while the benchmark
+# module is loaded and run as for allocprof-on: with f somewhere, every
+# allocation tests its own call site's word before it allocates (patch
+# 0014's static key is on); probability=0, so none fails.
 bench_other() {
 	cfg=$1 rep=$2
 	expect_flags "$cfg" "$other_site" 1 p
-	echo "file $other_file func $other_func +san" >$control
-	expect_flags "$cfg" "$other_site" 1 psan
+	echo "file $other_file func $other_func +sanf probability=0 verbose=0" >$control
+	expect_flags "$cfg" "$other_site" 1 psanf
 	watch_stats
 	# shellcheck disable=SC2086
 	set -- $ws
