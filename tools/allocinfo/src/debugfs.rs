@@ -1,11 +1,12 @@
 //! What the parsers of allocprof's debugfs files (`/sys/kernel/debug/allocprof/`,
-//! see [`crate::stacks`], [`crate::ages`] and [`crate::nodes`]) share: the call-site part of a
-//! line, which has `/proc/allocinfo`'s grammar, the comment lines with the
-//! statistics line among them, and the report of a malformed line, which
-//! says what was expected.
+//! see [`crate::stacks`], [`crate::ages`], [`crate::nodes`] and
+//! [`crate::faults`]) share: the call-site part of a line, which has
+//! `/proc/allocinfo`'s grammar, the comment lines with the statistics line
+//! among them, and the report of a malformed line, which says what was
+//! expected.
 
 use crate::parse::shown_text;
-use crate::record::Record;
+use crate::record::{Record, SiteKey};
 use std::fmt;
 
 /// Prefix of the statistics comment line of the debugfs files.
@@ -34,6 +35,24 @@ pub enum Expected {
     Node,
     /// Nothing more after the age bucket or node (ages, nodes).
     EndOfLine,
+    /// `failed:N` at the start of the line (faults).
+    Failed,
+    /// ` asked:N` after `failed:N` (faults).
+    Asked,
+    /// `file:line` after `asked:N` (faults).
+    FaultLocation,
+    /// ` probability:P`, 0 to 100, after the function (faults).
+    Probability,
+    /// ` interval:I`, at least 1, after the probability (faults).
+    Interval,
+    /// ` times:T`, -1 or more, after the interval (faults).
+    Times,
+    /// ` space:S` after the times (faults).
+    Space,
+    /// ` verbose:V`, 0 to 2, after the space (faults).
+    Verbose,
+    /// Nothing more after `verbose:V` (faults).
+    EndOfFaultLine,
     /// In a record of the stacks file: a frame or the empty line ending it.
     FrameOrEmpty,
     /// A frame outside a record of the stacks file.
@@ -53,6 +72,15 @@ impl fmt::Display for Expected {
             Expected::Age => "age:LO-HIs or age:>=LOs (power-of-two seconds) after func:NAME",
             Expected::Node => "node:N (a node number) after func:NAME",
             Expected::EndOfLine => "the end of the line after the age bucket or node",
+            Expected::Failed => "failed:N (the failures) at the start of the line",
+            Expected::Asked => "asked:N (the allocations asked) after failed:N",
+            Expected::FaultLocation => "file:line after asked:N",
+            Expected::Probability => "probability:P (0 to 100) after func:NAME",
+            Expected::Interval => "interval:I (1 or more) after probability:P",
+            Expected::Times => "times:T (-1 or more) after interval:I",
+            Expected::Space => "space:S (bytes) after times:T",
+            Expected::Verbose => "verbose:V (0, 1 or 2) after space:S",
+            Expected::EndOfFaultLine => "the end of the line after verbose:V",
             Expected::FrameOrEmpty => {
                 "a frame indented by exactly four spaces, or the empty line that ends the record"
             }
@@ -165,12 +193,33 @@ pub(crate) fn parse_site(line: &str) -> Result<(Record, &str), Bad> {
     let calls: u64 = tok
         .parse()
         .map_err(|_| (Expected::Calls, Found::field(tok)))?;
-    let (loc, rest) = need_field(rest, Expected::Location)?;
+    let (key, rest) = parse_site_name(rest, Expected::Location)?;
+    Ok((
+        Record {
+            bytes,
+            calls,
+            file: key.file,
+            line: key.line,
+            module: key.module,
+            func: key.func,
+            extra: vec![],
+        },
+        rest,
+    ))
+}
+
+/// Parse a call site as `/proc/allocinfo` names it, without figures:
+/// `file:line`, ` [module]` for loadable modules only, ` func:NAME`.
+/// `location` is what a missing or bad `file:line` is reported as (it
+/// says what comes before). Returns the site and the rest of the line
+/// after the function name.
+pub(crate) fn parse_site_name(s: &str, location: Expected) -> Result<(SiteKey, &str), Bad> {
+    let (loc, rest) = need_field(s, location)?;
     let (file, line_no) = loc
         .rsplit_once(':')
         .and_then(|(f, l)| Some((f, l.parse::<u32>().ok()?)))
         .filter(|(f, _)| !f.is_empty())
-        .ok_or_else(|| (Expected::Location, Found::field(loc)))?;
+        .ok_or_else(|| (location, Found::field(loc)))?;
     let (mut tok, mut rest) = need_field(rest, Expected::ModuleOrFunc)?;
     let mut module = None;
     if tok.len() > 2 && tok.starts_with('[') && tok.ends_with(']') {
@@ -187,14 +236,11 @@ pub(crate) fn parse_site(line: &str) -> Result<(Record, &str), Bad> {
         return Err((expected, Found::field(tok)));
     }
     Ok((
-        Record {
-            bytes,
-            calls,
+        SiteKey {
             file: file.to_string(),
             line: line_no,
             module,
             func: func.to_string(),
-            extra: vec![],
         },
         rest,
     ))

@@ -1,6 +1,6 @@
 //! Call-site filters shared by the read commands (`--module`, `--file`, `--func`).
 
-use crate::record::{Record, BUILTIN_LABEL};
+use crate::record::{Record, SiteKey, BUILTIN_LABEL};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 /// Selects call sites. Each kind of criterion matches if any of its values
@@ -102,26 +102,7 @@ impl Filter {
 
     /// Does the record pass the filter?
     pub fn matches(&self, r: &Record) -> bool {
-        if !self.modules.is_empty()
-            && !self.modules.iter().any(|m| match (m, &r.module) {
-                (ModuleMatch::BuiltIn, None) => true,
-                (ModuleMatch::Name(n), Some(rm)) => *n == normalize_module(rm),
-                _ => false,
-            })
-        {
-            return false;
-        }
-        if let Some(files) = &self.files {
-            if !files.is_match(&r.file) {
-                return false;
-            }
-        }
-        if let Some(funcs) = &self.funcs {
-            if !funcs.is_match(&r.func) {
-                return false;
-            }
-        }
-        if !self.lines.is_empty() && !self.lines.contains(&r.line) {
+        if !self.matches_name(&r.file, r.line, r.module.as_deref(), &r.func) {
             return false;
         }
         // Like the kernel: the signed sum, read as an unsigned 64-bit number.
@@ -130,6 +111,36 @@ impl Filter {
             return false;
         }
         self.accurate.is_none_or(|a| a == r.is_accurate())
+    }
+
+    /// Does a call site without figures (the faults file's) pass the
+    /// criteria on its name: module, file, function, line? The criteria on
+    /// bytes and accuracy (`with_sizes`, `with_accurate`) are not looked at.
+    pub fn matches_key(&self, k: &SiteKey) -> bool {
+        self.matches_name(&k.file, k.line, k.module.as_deref(), &k.func)
+    }
+
+    fn matches_name(&self, file: &str, line: u32, module: Option<&str>, func: &str) -> bool {
+        if !self.modules.is_empty()
+            && !self.modules.iter().any(|m| match (m, module) {
+                (ModuleMatch::BuiltIn, None) => true,
+                (ModuleMatch::Name(n), Some(rm)) => *n == normalize_module(rm),
+                _ => false,
+            })
+        {
+            return false;
+        }
+        if let Some(files) = &self.files {
+            if !files.is_match(file) {
+                return false;
+            }
+        }
+        if let Some(funcs) = &self.funcs {
+            if !funcs.is_match(func) {
+                return false;
+            }
+        }
+        self.lines.is_empty() || self.lines.contains(&line)
     }
 
     /// Records that pass the filter.
@@ -186,6 +197,14 @@ mod tests {
         assert!(f.matches(&a) && !f.matches(&c));
         assert!(Filter::default().matches(&c));
         assert!(Filter::new(&[], &s(&["mm/[x"]), &[]).is_err());
+        // A site without figures: the same criteria on its name.
+        let f = Filter::new(&s(&["virtio_net"]), &s(&["drivers/**"]), &s(&["add_*"]))
+            .unwrap()
+            .with_lines(&[1]);
+        assert!(f.matches_key(&b.key()) && !f.matches_key(&a.key()));
+        assert!(!f.clone().with_lines(&[2]).matches_key(&b.key()));
+        // Sizes are not looked at: a key has none.
+        assert!(f.with_sizes(Some(1 << 40), None).matches_key(&b.key()));
     }
 
     #[test]

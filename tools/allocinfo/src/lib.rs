@@ -2,8 +2,8 @@
 //! diffing, rendering and plotting of Linux `/proc/allocinfo` (memory
 //! allocation profiling, kernel 6.10+), formats 1.0 and 2.0, the binary ioctl
 //! interface of a live kernel, and a compact snapshot form; also the call
-//! chains, ages and nodes of allocprof's debugfs files ([`stacks`], [`ages`],
-//! [`nodes`]).
+//! chains, ages, nodes and injected faults of allocprof's debugfs files
+//! ([`stacks`], [`ages`], [`nodes`], [`faults`]).
 //!
 //! ```
 //! let text = "allocinfo - version: 1.0\n\
@@ -18,6 +18,7 @@ pub mod ages;
 pub mod compact;
 pub mod debugfs;
 pub mod diff;
+pub mod faults;
 pub mod filter;
 pub mod group;
 pub mod ioctl;

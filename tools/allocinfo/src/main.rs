@@ -3,11 +3,12 @@
 use allocinfo::ages::{AgeBucket, AgeSite};
 use allocinfo::compact;
 use allocinfo::diff::diff;
+use allocinfo::faults::{self, FaultSite};
 use allocinfo::filter::{validate_glob, Filter};
 use allocinfo::group::{group, group_key, GroupBy};
 use allocinfo::live::{self, Via};
 use allocinfo::nodes::Node;
-use allocinfo::output::{self, Format, PartOutput, StacksFormat, TopSummary};
+use allocinfo::output::{self, FaultSummary, Format, PartOutput, StacksFormat, TopSummary};
 use allocinfo::parse::{parse_bytes, Parsed, Version};
 use allocinfo::plot::{self, ChartOpts, Line, ValueKind, XAxis};
 use allocinfo::record::{merge_duplicates, Record};
@@ -33,6 +34,8 @@ const STACKS_SOURCE: &str = "/sys/kernel/debug/allocprof/stacks";
 const AGES_SOURCE: &str = "/sys/kernel/debug/allocprof/ages";
 /// allocprof's pages by node of the call sites with the `n` flag.
 const NODES_SOURCE: &str = "/sys/kernel/debug/allocprof/nodes";
+/// allocprof's failures and knobs of the call sites with the `f` flag.
+const FAULTS_SOURCE: &str = faults::FAULTS_FILE;
 
 const EXIT_CODES: &str = "\
 Exit status:
@@ -99,6 +102,10 @@ enum Cmd {
     /// debugfs nodes file): where a call site's memory lies.
     #[command(after_help = EXIT_CODES)]
     Nodes(NodesArgs),
+    /// The call sites whose allocations allocprof fails on purpose (the f flag):
+    /// failures, allocations asked and knobs (allocprof's debugfs faults file).
+    #[command(after_help = EXIT_CODES)]
+    Faults(FaultsArgs),
 }
 
 /// The choice of call sites by name, shared by all the read commands.
@@ -467,6 +474,36 @@ struct NodesArgs {
     input: String,
 }
 
+/// What `faults` ranks by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FaultsSortKey {
+    /// Allocations made to fail.
+    Failures,
+    /// Allocations that asked whether to fail.
+    Asked,
+}
+
+#[derive(Args, Debug)]
+struct FaultsArgs {
+    /// Number of call sites to show (0 = all).
+    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 10)]
+    n: usize,
+    /// Rank by failures or by allocations asked (then by the other).
+    #[arg(long, value_enum, default_value_t = FaultsSortKey::Failures)]
+    by: FaultsSortKey,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    #[command(flatten)]
+    site: SiteArgs,
+    /// Fail with exit status 3 on malformed input lines instead of warning and skipping them.
+    #[arg(long)]
+    strict: bool,
+    /// The faults file to read (`-` = standard input).
+    #[arg(value_name = "FILE", default_value = FAULTS_SOURCE)]
+    input: String,
+}
+
 #[derive(Args, Debug)]
 struct PlotArgs {
     #[command(subcommand)]
@@ -629,6 +666,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Stacks(a) => cmd_stacks(a, v),
         Cmd::Ages(a) => cmd_ages(a, v),
         Cmd::Nodes(a) => cmd_nodes(a, v),
+        Cmd::Faults(a) => cmd_faults(a),
     }
 }
 
@@ -924,6 +962,27 @@ fn cmd_nodes(a: NodesArgs, verbose: bool) -> Result<()> {
         },
         |x, y| biggest_first(a.by, &x.site, &y.site),
     )
+}
+
+fn cmd_faults(a: FaultsArgs) -> Result<()> {
+    let filter = a.site.filter()?;
+    let name = display_name(&a.input);
+    let parsed = faults::parse_faults_bytes(&read_debugfs(&a.input)?);
+    report_issues(&parsed.issues, &name, a.strict)?;
+    let lines: Vec<FaultSite> = parsed
+        .sites
+        .into_iter()
+        .filter(|s| filter.matches_key(&s.site))
+        .collect();
+    let mut sites = faults::merge_sites(&lines);
+    let summary = FaultSummary::of(&sites);
+    let key = |s: &FaultSite| match a.by {
+        FaultsSortKey::Failures => (s.failed, s.asked),
+        FaultsSortKey::Asked => (s.asked, s.failed),
+    };
+    sites.sort_by(|x, y| key(y).cmp(&key(x)).then_with(|| x.site.cmp(&y.site)));
+    limit(&mut sites, a.n);
+    write_stdout(&output::render_faults(&sites, summary, a.format)?)
 }
 
 /// A run of `ages` or `nodes`: their shared options, the file, the end of

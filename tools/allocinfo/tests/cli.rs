@@ -710,6 +710,8 @@ fn every_command_has_help_with_exit_codes() {
         vec!["plot", "series"],
         vec!["stacks"],
         vec!["ages"],
+        vec!["nodes"],
+        vec!["faults"],
     ] {
         let mut args = cmd.clone();
         args.push("--help");

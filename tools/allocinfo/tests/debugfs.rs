@@ -1,10 +1,13 @@
 //! End-to-end tests of the commands that read allocprof's debugfs files
-//! (`stacks`, `ages`, `nodes`), on the fixtures, with exact expected values.
+//! (`stacks`, `ages`, `nodes`, `faults`), on the fixtures, with exact
+//! expected values.
 
 mod common;
 use common::{fixture, ok, run, run_stdin, stderr, stdout};
 
 use allocinfo::ages::{parse_ages, sites};
+use allocinfo::faults::{parse_faults, FaultSite};
+use allocinfo::record::SiteKey;
 use allocinfo::stacks::parse_stacks;
 
 const STACKS: &str = "guest-stacks.txt";
@@ -915,4 +918,393 @@ fn nodes_prometheus_exact() {
          allocinfo_node_allocations{file=\"a/t.c\",line=\"7\",function=\"p\",module=\"t\",node=\"0\"} 2\n\
          allocinfo_node_allocations{file=\"a/t.c\",line=\"7\",function=\"p\",module=\"t\",node=\"1\"} 4\n"
     );
+}
+
+// ------------------------------------------------------------------ faults
+
+const FAULTS: &str = "guest-allocprof-faults.txt";
+const DEV_TEST_C: &str = "/root/.cache/allocprof-dev/modbuild/base/modules/allocprof_test.c";
+const FAULTS_HEADER: &str =
+    "# allocprof faults: call sites with the f flag: failures, allocations \
+                             asked, the call site, its knobs (times and space: what is left)\n";
+
+/// Three call sites, one built-in, out of order by failures; a malformed
+/// line; a second line of one identity.
+const FAULTS_INPUT: &str = "\
+# allocprof faults: x
+failed:1 asked:10 mm/slub.c:2425 func:alloc_slab_page probability:10 interval:1 times:-1 space:4096 verbose:1
+failed:4 asked:4 a/t.c:7 [t] func:p probability:100 interval:1 times:3 space:0 verbose:2
+failed:1 asked:30 a/t.c:9 [t] func:q probability:5 interval:3 times:-1 space:0 verbose:0
+failed:x asked:1 a/t.c:9 [t] func:q probability:5 interval:3 times:-1 space:0 verbose:0
+failed:1 asked:2 a/t.c:7 [t] func:p probability:100 interval:1 times:2 space:0 verbose:2
+";
+
+#[test]
+fn faults_fixture_parses_to_the_exact_sites() {
+    let p = parse_faults(&std::fs::read_to_string(fixture(FAULTS)).unwrap());
+    assert!(p.issues.is_empty(), "{:?}", p.issues);
+    let site = |line: u32, func: &str| SiteKey {
+        file: DEV_TEST_C.into(),
+        line,
+        module: Some("allocprof_test".into()),
+        func: func.into(),
+    };
+    assert_eq!(
+        p.sites,
+        [
+            FaultSite {
+                site: site(225, "aptest_vmalloc_5p"),
+                failed: 9,
+                asked: 20,
+                probability: 50,
+                interval: 1,
+                times: -1,
+                space: 0,
+                verbose: 0,
+            },
+            FaultSite {
+                site: site(144, "aptest_kmalloc_100"),
+                failed: 2,
+                asked: 3,
+                probability: 100,
+                interval: 1,
+                times: 0,
+                space: 0,
+                verbose: 2,
+            },
+        ]
+    );
+}
+
+#[test]
+fn faults_header_only_gives_no_rows() {
+    let p = parse_faults(FAULTS_HEADER);
+    assert_eq!((p.sites.len(), p.issues.len()), (0, 0));
+    let out = |format: &str| {
+        let o = run_stdin(&["faults", "--format", format, "-"], FAULTS_HEADER);
+        assert_eq!((o.status.code(), stderr(&o)), (Some(0), String::new()));
+        stdout(&o)
+    };
+    assert_eq!(
+        out("table"),
+        "\
+┌───┬────────┬───────┬──────────┬────────┬──────────┬─────────────┬──────────┬────────────┬────────────┬─────────┐
+│ # ┆ Failed ┆ Asked ┆ Location ┆ Module ┆ Function ┆ Probability ┆ Interval ┆ Times left ┆ Space left ┆ Verbose │
+╞═══╪════════╪═══════╪══════════╪════════╪══════════╪═════════════╪══════════╪════════════╪════════════╪═════════╡
+└───┴────────┴───────┴──────────┴────────┴──────────┴─────────────┴──────────┴────────────┴────────────┴─────────┘
+0 of 0 call sites, 0 of 0 failures
+"
+    );
+    assert_eq!(out("json"), "[]\n");
+    assert_eq!(
+        out("csv"),
+        "rank,failed,asked,file,line,module,func,probability,interval,times_left,space_left,verbose\n"
+    );
+    // The metrics' help and type, no sample.
+    let prom = out("prometheus");
+    assert_eq!(prom.lines().count(), 14, "{prom}");
+    assert!(prom.lines().all(|l| l.starts_with("# ")), "{prom}");
+}
+
+#[test]
+fn faults_table_exact() {
+    let out = ok(&["faults", &fixture(FAULTS)]);
+    assert_eq!(
+        out,
+        format!(
+            "\
+┌───┬────────┬───────┬───────────────────────────────────────────────────────────────────────┬────────────────┬────────────────────┬─────────────┬──────────┬────────────┬────────────┬─────────┐
+│ # ┆ Failed ┆ Asked ┆ Location                                                              ┆ Module         ┆ Function           ┆ Probability ┆ Interval ┆ Times left ┆ Space left ┆ Verbose │
+╞═══╪════════╪═══════╪═══════════════════════════════════════════════════════════════════════╪════════════════╪════════════════════╪═════════════╪══════════╪════════════╪════════════╪═════════╡
+│ 1 ┆      9 ┆    20 ┆ {DEV_TEST_C}:225 ┆ allocprof_test ┆ aptest_vmalloc_5p  ┆         50% ┆        1 ┆   no limit ┆        0 B ┆       0 │
+│ 2 ┆      2 ┆     3 ┆ {DEV_TEST_C}:144 ┆ allocprof_test ┆ aptest_kmalloc_100 ┆        100% ┆        1 ┆          0 ┆        0 B ┆       2 │
+└───┴────────┴───────┴───────────────────────────────────────────────────────────────────────┴────────────────┴────────────────────┴─────────────┴──────────┴────────────┴────────────┴─────────┘
+2 of 2 call sites, 11 of 11 failures
+"
+        )
+    );
+    // -n: the footer counts what is shown of all.
+    let out = ok(&["faults", "-n", "1", &fixture(FAULTS)]);
+    assert!(
+        out.ends_with("\n1 of 2 call sites, 9 of 11 failures\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn faults_json_exact() {
+    let out = ok(&["faults", "--format", "json", &fixture(FAULTS)]);
+    assert_eq!(
+        out,
+        format!(
+            r#"[
+  {{
+    "rank": 1,
+    "failed": 9,
+    "asked": 20,
+    "file": "{DEV_TEST_C}",
+    "line": 225,
+    "module": "allocprof_test",
+    "func": "aptest_vmalloc_5p",
+    "probability": 50,
+    "interval": 1,
+    "times_left": -1,
+    "space_left": 0,
+    "verbose": 0
+  }},
+  {{
+    "rank": 2,
+    "failed": 2,
+    "asked": 3,
+    "file": "{DEV_TEST_C}",
+    "line": 144,
+    "module": "allocprof_test",
+    "func": "aptest_kmalloc_100",
+    "probability": 100,
+    "interval": 1,
+    "times_left": 0,
+    "space_left": 0,
+    "verbose": 2
+  }}
+]
+"#
+        )
+    );
+    // Built-in code has a null module.
+    let o = run_stdin(
+        &["faults", "--format", "json", "--module", "built-in", "-"],
+        FAULTS_INPUT,
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!([{
+            "rank": 1, "failed": 1, "asked": 10, "file": "mm/slub.c", "line": 2425,
+            "module": null, "func": "alloc_slab_page", "probability": 10, "interval": 1,
+            "times_left": -1, "space_left": 4096, "verbose": 1
+        }])
+    );
+}
+
+#[test]
+fn faults_csv_exact() {
+    assert_eq!(
+        ok(&["faults", "--format", "csv", &fixture(FAULTS)]),
+        format!(
+            "rank,failed,asked,file,line,module,func,probability,interval,times_left,space_left,verbose\n\
+             1,9,20,{DEV_TEST_C},225,allocprof_test,aptest_vmalloc_5p,50,1,-1,0,0\n\
+             2,2,3,{DEV_TEST_C},144,allocprof_test,aptest_kmalloc_100,100,1,0,0,2\n"
+        )
+    );
+}
+
+#[test]
+fn faults_prometheus_exact() {
+    let labels = |line: u32, func: &str| {
+        format!(
+            "{{file=\"{DEV_TEST_C}\",line=\"{line}\",function=\"{func}\",module=\"allocprof_test\"}}"
+        )
+    };
+    let (v, k) = (
+        labels(225, "aptest_vmalloc_5p"),
+        labels(144, "aptest_kmalloc_100"),
+    );
+    assert_eq!(
+        ok(&["faults", "--format", "prometheus", &fixture(FAULTS)]),
+        format!(
+            "# HELP allocinfo_fault_failures_total Allocations of a call site with the f flag \
+             that were made to fail, since the flag was given (allocprof debugfs faults).\n\
+             # TYPE allocinfo_fault_failures_total counter\n\
+             allocinfo_fault_failures_total{v} 9\n\
+             allocinfo_fault_failures_total{k} 2\n\
+             # HELP allocinfo_fault_asked_total Allocations of a call site with the f flag that \
+             asked whether to fail (all but __GFP_NOFAIL ones), since the flag was given \
+             (allocprof debugfs faults).\n\
+             # TYPE allocinfo_fault_asked_total counter\n\
+             allocinfo_fault_asked_total{v} 20\n\
+             allocinfo_fault_asked_total{k} 3\n\
+             # HELP allocinfo_fault_probability_ratio The probability knob of a call site with \
+             the f flag, as a ratio (probability=50 is 0.5) (allocprof debugfs faults).\n\
+             # TYPE allocinfo_fault_probability_ratio gauge\n\
+             allocinfo_fault_probability_ratio{v} 0.5\n\
+             allocinfo_fault_probability_ratio{k} 1\n\
+             # HELP allocinfo_fault_interval The interval knob of a call site with the f flag: \
+             only every interval-th allocation asked may fail (allocprof debugfs faults).\n\
+             # TYPE allocinfo_fault_interval gauge\n\
+             allocinfo_fault_interval{v} 1\n\
+             allocinfo_fault_interval{k} 1\n\
+             # HELP allocinfo_fault_times_left Failures left of the times knob of a call site \
+             with the f flag, +Inf for no limit (times=-1) (allocprof debugfs faults).\n\
+             # TYPE allocinfo_fault_times_left gauge\n\
+             allocinfo_fault_times_left{v} +Inf\n\
+             allocinfo_fault_times_left{k} 0\n\
+             # HELP allocinfo_fault_space_left_bytes Bytes left to spare of the space knob of a \
+             call site with the f flag (allocprof debugfs faults).\n\
+             # TYPE allocinfo_fault_space_left_bytes gauge\n\
+             allocinfo_fault_space_left_bytes{v} 0\n\
+             allocinfo_fault_space_left_bytes{k} 0\n\
+             # HELP allocinfo_fault_verbose The verbose knob of a call site with the f flag: 0 \
+             no report, 1 a report in the kernel log, 2 with the call chain (allocprof debugfs \
+             faults).\n\
+             # TYPE allocinfo_fault_verbose gauge\n\
+             allocinfo_fault_verbose{v} 0\n\
+             allocinfo_fault_verbose{k} 2\n"
+        )
+    );
+}
+
+#[test]
+fn faults_filters_order_and_duplicates() {
+    // Ranks and figures only: rank, failed, asked, func, times_left, space_left.
+    let rows = |args: &[&str]| {
+        let mut argv = vec!["faults", "--format", "csv"];
+        argv.extend(args);
+        if !args.contains(&"-n") {
+            argv.extend(["-n", "0"]);
+        }
+        argv.push("-");
+        let o = run_stdin(&argv, FAULTS_INPUT);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        stdout(&o)
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                [f[0], f[1], f[2], f[6], f[9], f[10]].join(",")
+            })
+            .collect::<Vec<_>>()
+    };
+    // The two lines of p are one call site: 5 failures of 6, 3 + 2 left.
+    // Ties (q and alloc_slab_page, 1 failure) go by the other count.
+    assert_eq!(
+        rows(&[]),
+        [
+            "1,5,6,p,5,0",
+            "2,1,30,q,-1,0",
+            "3,1,10,alloc_slab_page,-1,4096"
+        ]
+    );
+    assert_eq!(
+        rows(&["--by", "asked"]),
+        [
+            "1,1,30,q,-1,0",
+            "2,1,10,alloc_slab_page,-1,4096",
+            "3,5,6,p,5,0"
+        ]
+    );
+    assert_eq!(rows(&["-n", "1"]), ["1,5,6,p,5,0"]);
+    assert_eq!(
+        rows(&["--module", "built-in"]),
+        ["1,1,10,alloc_slab_page,-1,4096"]
+    );
+    assert_eq!(rows(&["--module", "t", "--line", "9"]), ["1,1,30,q,-1,0"]);
+    assert_eq!(rows(&["--func", "alloc_*"]).len(), 1);
+    assert_eq!(rows(&["--file", "a/**"]).len(), 2);
+    assert_eq!(
+        rows(&["--file", "a/**", "--func", "q", "--func", "p"]).len(),
+        2
+    );
+    assert_eq!(rows(&["--module", "nfs"]), [] as [&str; 0]);
+}
+
+#[test]
+fn faults_malformed_lines_warn_or_fail_with_strict() {
+    let o = run_stdin(
+        &["faults", "--format", "csv", "--func", "q", "-"],
+        FAULTS_INPUT,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stderr(&o),
+        "allocinfo: warning: <stdin>: line 5: malformed line (expected failed:N (the failures) \
+         at the start of the line, found \"failed:x\"): \"failed:x asked:1 a/t.c:9 [t] func:q \
+         probability:5 interval:3 times:-1 space:0 verbose:0\"\n"
+    );
+    assert_eq!(
+        stdout(&o),
+        "rank,failed,asked,file,line,module,func,probability,interval,times_left,space_left,verbose\n\
+         1,1,30,a/t.c,9,t,q,5,3,-1,0,0\n"
+    );
+    let o = run_stdin(&["faults", "--strict", "-"], FAULTS_INPUT);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(stdout(&o), "");
+    assert_eq!(
+        stderr(&o),
+        "allocinfo: error: <stdin>: line 5: malformed line (expected failed:N (the failures) \
+         at the start of the line, found \"failed:x\"): \"failed:x asked:1 a/t.c:9 [t] func:q \
+         probability:5 interval:3 times:-1 space:0 verbose:0\"\n\
+         allocinfo: error: 1 malformed line(s) in <stdin> (--strict)\n"
+    );
+    // Each knob in its place and range; the line numbers count the header.
+    let input = "\
+# allocprof faults: x
+failed:1 asked:2 a.c:1 func:f probability:101 interval:1 times:0 space:0 verbose:2
+failed:1 asked:2 a.c:1 func:f probability:100 interval:0 times:0 space:0 verbose:2
+failed:1 asked:2 a.c:1 func:f probability:100 interval:1 times:-2 space:0 verbose:2
+failed:1 asked:2 a.c:1 func:f probability:100 interval:1 times:0 verbose:2
+
+failed:1 asked:2 a.c:1 func:f probability:100 interval:1 times:0 space:0 verbose:3
+failed:1 asked:2 a.c:1 func:f probability:100 interval:1 times:0 space:0 verbose:2 node:0
+failed:1 asked:2 a.c:1 probability:100 interval:1 times:0 space:0 verbose:2
+asked:2 failed:1 a.c:1 func:f probability:100 interval:1 times:0 space:0 verbose:2
+";
+    let o = run_stdin(&["faults", "--strict", "-"], input);
+    assert_eq!(o.status.code(), Some(3));
+    let said: Vec<String> = stderr(&o)
+        .lines()
+        .filter_map(|l| {
+            let l = l.strip_prefix("allocinfo: error: <stdin>: line ")?;
+            let (no, rest) = l.split_once(": malformed line (expected ")?;
+            Some(format!("{no}: {}", rest.split_once("): \"")?.0))
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "2: probability:P (0 to 100) after func:NAME, found \"probability:101\"",
+            "3: interval:I (1 or more) after probability:P, found \"interval:0\"",
+            "4: times:T (-1 or more) after interval:I, found \"times:-2\"",
+            "5: space:S (bytes) after times:T, found \"verbose:2\"",
+            "7: verbose:V (0, 1 or 2) after space:S, found \"verbose:3\"",
+            "8: the end of the line after verbose:V, found \"node:0\"",
+            "9: [module] or func:NAME after file:line, found \"probability:100\"",
+            "10: failed:N (the failures) at the start of the line, found \"asked:2\"",
+        ]
+    );
+    assert!(stderr(&o).ends_with("allocinfo: error: 8 malformed line(s) in <stdin> (--strict)\n"));
+    // A nodes file is not a faults file.
+    let o = run(&["faults", "--strict", &fixture(NODES)]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        stderr(&o).contains(
+            "line 3: malformed line (expected failed:N (the failures) at the start of the \
+             line, found \"12288\")"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn faults_missing_file_says_what_is_needed() {
+    let o = run(&["faults", "/nonexistent/allocprof/faults"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), "");
+    assert_eq!(
+        stderr(&o),
+        "allocinfo: error: cannot read /nonexistent/allocprof/faults: No such file or \
+         directory (os error 2) (debugfs must be mounted on /sys/kernel/debug, e.g. \
+         `mount -t debugfs none /sys/kernel/debug`, and the allocprof module loaded)\n"
+    );
+    for bad in [
+        vec!["faults", "--by", "bytes"],
+        vec!["faults", "--min-bytes", "1K"],
+        vec!["faults", "--format", "xml"],
+        vec!["faults", "--func", "a[b"],
+    ] {
+        let mut args = bad.clone();
+        let f = fixture(FAULTS);
+        args.push(&f);
+        assert_eq!(run(&args).status.code(), Some(2), "{bad:?}");
+    }
 }

@@ -5,6 +5,7 @@ mod common;
 use common::site_strategy;
 
 use allocinfo::ages::{parse_ages, parse_ages_bytes, sites, AgeBucket, AgeLine};
+use allocinfo::faults::{merge_sites, parse_faults, parse_faults_bytes, FaultSite};
 use allocinfo::stacks::{escape_comm, parse_stacks, parse_stacks_bytes, StackRecord};
 use proptest::prelude::*;
 
@@ -50,6 +51,28 @@ fn age_line_strategy() -> impl Strategy<Value = AgeLine> {
     (site_strategy(), bucket_strategy()).prop_map(|(site, part)| AgeLine { site, part })
 }
 
+/// A call site with the `f` flag, its counts and knobs in the kernel's ranges.
+fn fault_strategy() -> impl Strategy<Value = FaultSite> {
+    (
+        site_strategy(),
+        any::<u64>(),
+        any::<u64>(),
+        (0u32..=100, 1u32.., -1i32.., any::<u32>(), 0u32..=2),
+    )
+        .prop_map(
+            |(site, failed, asked, (probability, interval, times, space, verbose))| FaultSite {
+                site: site.key(),
+                failed,
+                asked,
+                probability,
+                interval,
+                times,
+                space,
+                verbose,
+            },
+        )
+}
+
 /// Lines made of pieces of the debugfs formats.
 fn junk_text() -> impl Strategy<Value = String> {
     let piece = prop_oneof![
@@ -64,6 +87,10 @@ fn junk_text() -> impl Strategy<Value = String> {
         Just("pid:".to_string()),
         Just("comm:".to_string()),
         Just("age:".to_string()),
+        Just("failed:".to_string()),
+        Just("asked:".to_string()),
+        Just("probability:".to_string()),
+        Just("times:-1".to_string()),
         Just(">=".to_string()),
         Just("-".to_string()),
         Just("s".to_string()),
@@ -148,6 +175,42 @@ proptest! {
             .flat_map(|s| s.parts.iter().map(|b| (b.bytes, b.calls))));
         if lines.iter().all(|l| l.site.bytes.unsigned_abs() < 1 << 40 && l.site.calls < 1 << 40) {
             prop_assert_eq!(kept, all);
+        }
+    }
+
+    #[test]
+    fn faults_junk_never_panics(text in junk_text()) {
+        let p = parse_faults(&text);
+        let n = text.lines().count();
+        prop_assert!(p.sites.len() + p.issues.len() <= n);
+        for issue in &p.issues {
+            prop_assert!(issue.line_no >= 1 && issue.line_no <= n);
+            let _ = issue.to_string();
+        }
+        let _ = merge_sites(&p.sites);
+    }
+
+    #[test]
+    fn faults_arbitrary_bytes_never_panic(b in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let _ = parse_faults_bytes(&b);
+    }
+
+    #[test]
+    fn faults_round_trip(sites in proptest::collection::vec(fault_strategy(), 0..12)) {
+        let mut text = String::from("# allocprof faults: x\n");
+        text.extend(sites.iter().map(FaultSite::to_line));
+        let p = parse_faults(&text);
+        prop_assert!(p.issues.is_empty(), "{:?}", p.issues);
+        prop_assert_eq!(&p.sites, &sites);
+        // Merged, no identity appears twice and no failure is lost.
+        let merged = merge_sites(&sites);
+        let mut keys: Vec<_> = merged.iter().map(|s| &s.site).collect();
+        keys.sort();
+        keys.dedup();
+        prop_assert_eq!(keys.len(), merged.len());
+        if sites.iter().all(|s| s.failed < 1 << 40) {
+            let sum = |v: &[FaultSite]| v.iter().map(|s| s.failed).sum::<u64>();
+            prop_assert_eq!(sum(&merged), sum(&sites));
         }
     }
 }

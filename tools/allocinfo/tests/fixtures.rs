@@ -3,11 +3,12 @@
 //! `malformed` are expected to contain malformed lines; every other file must
 //! parse cleanly, contain at least one record, and its data lines must be
 //! reproduced byte for byte from the parsed records (the kernel's printf
-//! format). Files named `*stacks.txt`, `*ages.txt` and `*nodes.txt` are
-//! allocprof's debugfs files and are read with their own parsers; all others
-//! are /proc/allocinfo.
+//! format). Files named `*stacks.txt`, `*ages.txt`, `*nodes.txt` and
+//! `*faults.txt` are allocprof's debugfs files and are read with their own
+//! parsers; all others are /proc/allocinfo.
 
 use allocinfo::ages::{parse_ages, AgeBucket};
+use allocinfo::faults::{parse_faults, FaultSite};
 use allocinfo::nodes::Node;
 use allocinfo::parse::{parse_line, parse_str, Line};
 use allocinfo::split::{self, Part, PartLine};
@@ -40,6 +41,7 @@ enum Kind {
     Stacks,
     Ages,
     Nodes,
+    Faults,
 }
 
 fn kind(p: &Path) -> Kind {
@@ -50,6 +52,8 @@ fn kind(p: &Path) -> Kind {
         Kind::Ages
     } else if n.ends_with("nodes.txt") {
         Kind::Nodes
+    } else if n.ends_with("faults.txt") {
+        Kind::Faults
     } else {
         Kind::Allocinfo
     }
@@ -94,6 +98,13 @@ fn every_wellformed_fixture_parses_cleanly_and_round_trips() {
             }
             Kind::Ages => parts_round_trip::<AgeBucket>(&text, &what.to_string()),
             Kind::Nodes => parts_round_trip::<Node>(&text, &what.to_string()),
+            Kind::Faults => {
+                let parsed = parse_faults(&text);
+                assert!(parsed.issues.is_empty(), "{what}: {:?}", parsed.issues);
+                assert!(!parsed.sites.is_empty(), "{what}: no call sites");
+                let got: String = parsed.sites.iter().map(FaultSite::to_line).collect();
+                assert_eq!(got, without_comments(&text), "{what}");
+            }
         }
     }
 }
@@ -118,6 +129,7 @@ fn malformed_fixtures_report_issues() {
             Kind::Stacks => parse_stacks(&text).issues.len(),
             Kind::Ages => parse_ages(&text).issues.len(),
             Kind::Nodes => split::parse::<Node>(&text).issues.len(),
+            Kind::Faults => parse_faults(&text).issues.len(),
         };
         assert!(issues > 0, "{}", path.display());
     }

@@ -26,7 +26,8 @@ fn every_prometheus_output_passes_promtool() {
     );
     let ages = fixture("guest-allocprof-ages.txt");
     let nodes = fixture("guest-allocprof-nodes.txt");
-    let cases: [(&str, Vec<&str>); 6] = [
+    let faults = fixture("guest-allocprof-faults.txt");
+    let cases: [(&str, Vec<&str>); 7] = [
         ("top", vec!["top", "-n", "0", "--format", "prometheus", &b]),
         (
             "group by subsystem",
@@ -57,6 +58,8 @@ fn every_prometheus_output_passes_promtool() {
         ("diff", vec!["diff", "--format", "prometheus", &a, &b]),
         ("ages", vec!["ages", "--format", "prometheus", &ages]),
         ("nodes", vec!["nodes", "--format", "prometheus", &nodes]),
+        // Counters (failures, allocations asked) and gauges (knobs, +Inf).
+        ("faults", vec!["faults", "--format", "prometheus", &faults]),
     ];
     for (what, args) in cases {
         let out = ok(&args);
