@@ -120,6 +120,18 @@ pub struct Malformed {
     pub text: String,
 }
 
+impl Malformed {
+    /// Line `line_no` (1-based), `text`, was not what was expected.
+    pub(crate) fn at(line_no: usize, text: &str, (expected, found): Bad) -> Malformed {
+        Malformed {
+            line_no,
+            expected,
+            found,
+            text: text.to_string(),
+        }
+    }
+}
+
 impl fmt::Display for Malformed {
     /// `line N: malformed line (expected X, found "Y"): "TEXT"`, like the
     /// reports of the `/proc/allocinfo` parser.

@@ -149,12 +149,7 @@ pub fn parse_faults(input: &str) -> ParsedFaults {
         }
         match parse_line(line) {
             Ok(s) => out.sites.push(s),
-            Err((expected, found)) => out.issues.push(Malformed {
-                line_no: i + 1,
-                expected,
-                found,
-                text: line.to_string(),
-            }),
+            Err(bad) => out.issues.push(Malformed::at(i + 1, line, bad)),
         }
     }
     out

@@ -81,12 +81,7 @@ pub fn parse<P: Part>(input: &str) -> ParsedParts<P> {
         }
         match parse_line(line) {
             Ok(l) => out.lines.push(l),
-            Err((expected, found)) => out.issues.push(Malformed {
-                line_no: i + 1,
-                expected,
-                found,
-                text: line.to_string(),
-            }),
+            Err(bad) => out.issues.push(Malformed::at(i + 1, line, bad)),
         }
     }
     out

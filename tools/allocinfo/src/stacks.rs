@@ -185,14 +185,7 @@ pub fn parse_stacks(input: &str) -> ParsedStacks {
     let mut state = State::Between;
     for (i, line) in input.lines().enumerate() {
         let line_no = i + 1;
-        let mut issue = |(expected, found): Bad| {
-            out.issues.push(Malformed {
-                line_no,
-                expected,
-                found,
-                text: line.to_string(),
-            })
-        };
+        let mut issue = |bad: Bad| out.issues.push(Malformed::at(line_no, line, bad));
         if line.trim().is_empty() {
             if let State::InRecord(Some(r)) = std::mem::replace(&mut state, State::Between) {
                 out.records.push(r);
