@@ -3,12 +3,14 @@
  * fault_test: fault injection by call site, the control file's f flag.
  *
  * - every allocator family (kmalloc, kmem_cache, pages, bulk pages, bulk
- *   objects, vmalloc, percpu): "+f interval=1 times=3" on a test call site
+ *   objects, vmalloc, percpu, kvmalloc falling back to vmalloc): "+f interval=1 times=3" on a test call site
  *   fails exactly the next 3 allocations there (the test module's write
  *   fails with ENOMEM), the 4th succeeds, the site's figures count only
  *   that one, the faults file says failed:3 asked:4 (a bulk of pages may
  *   ask again, after its one failure-free call); a call site without f
  *   allocated between them is unaffected; -f ends it;
+ * - a kvmalloc() whose kmalloc try is asked is one decision with its
+ *   vmalloc fallback: times=3 fails exactly 3 calls;
  * - __GFP_NOFAIL allocations at a site with f are never failed, nor asked;
  * - with profiling off (vm.mem_profiling=0) nothing fails;
  * - the knobs, as fault-injection.rst defines them: interval=3 fails every
@@ -38,7 +40,7 @@
 /* The test call sites of each allocator family. */
 static const char *const families[] = {
 	"kmalloc_100", "cache_alloc", "alloc_pages_0", "pages_bulk",
-	"cache_bulk", "vmalloc_5p", "percpu_48",
+	"cache_bulk", "vmalloc_5p", "percpu_48", "kvmalloc_vmalloc",
 };
 static const int nr_families = ARRAY_SIZE(families);
 
@@ -167,6 +169,33 @@ static void t_family(int i)
 	     live_exact(OTHER, 0) && unchanged();
 	ksft_test_result(ok, "%s +f times=3: %s (expected fffs), failed:%llu asked:%llu, %s unaffected, figures exact\n",
 			 site, got, failed, asked, OTHER);
+}
+
+/*
+ * A kvmalloc() whose kmalloc try is asked is one decision with its vmalloc
+ * fallback: times=3 fails 3 calls, not 1 (the try and the fallback of the
+ * first, then the try of the second, served by the fallback).
+ */
+static void t_kvmalloc(int i)
+{
+	unsigned long long failed = 0, asked = 0;
+	char got[5];
+	int k;
+
+	(void)i;
+	control("func aptest_%s +f interval=1 times=3 verbose=0", "kvmalloc_64k");
+	for (k = 0; k < 4; k++) {
+		int err = ap_write_file(AP_TESTDIR "/kvmalloc", "1", 1);
+
+		got[k] = !err ? 's' : err == -ENOMEM ? 'f' : '?';
+	}
+	got[4] = '\0';
+	ksft_test_result(!strcmp(got, "fffs") && faults_of("kvmalloc_64k", &failed, &asked) == 0 &&
+			 failed == 3 && asked == 4 &&
+			 control("func aptest_%s -f", "kvmalloc_64k") == 0 &&
+			 ap_expect("aptest_kvmalloc_64k", 0, 0) && unchanged(),
+			 "kvmalloc() +f times=3: %s (expected fffs), failed:%llu asked:%llu, one decision a call\n",
+			 got, failed, asked);
 }
 
 static void t_nofail(int i)
@@ -374,6 +403,7 @@ static void t_load_again(int i)
 
 static const struct ap_step steps[] = {
 	AP_STEP_EACH(t_family, &nr_families),
+	AP_STEP(t_kvmalloc),
 	AP_STEP(t_nofail),
 	AP_STEP(t_profiling_off),
 	AP_STEP(t_interval),

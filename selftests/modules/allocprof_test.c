@@ -50,6 +50,9 @@
  *                                   n blocks of pages held at one call site
  *                                   until freed, to fill memory for a real
  *                                   OOM (aptest_hold_write())
+ *   echo 1 > kvmalloc              one kvmalloc() of 16 pages at
+ *                                   aptest_kvmalloc_64k(), freed at once
+ *                                   (fault_test: ENOMEM if it failed)
  *   echo overlive|foreign > forge, cat forge
  *                                   slab slots written behind the profiler's
  *                                   back, for its debug mode's reports
@@ -1213,6 +1216,33 @@ static ssize_t aptest_hold_write(struct file *file, const char __user *ubuf,
 	return ret;
 }
 
+/*
+ * A kvmalloc() whose kmalloc try is asked (16 pages from the page
+ * allocator) and that falls back to vmalloc when the try fails: which of
+ * the two serves it is the allocator's choice, so it is no site of
+ * aptest_sites[] (whose figures are exact), only fault_test's.
+ */
+static noinline void *aptest_kvmalloc_64k(void)
+{
+	return kvmalloc(PAGE_SIZE << 4, GFP_KERNEL);
+}
+
+/* Any write: one allocation at aptest_kvmalloc_64k(), freed at once. */
+static ssize_t aptest_kvmalloc_write(struct file *file, const char __user *ubuf,
+				     size_t len, loff_t *ppos)
+{
+	void *p = aptest_kvmalloc_64k();
+
+	if (!p)
+		return -ENOMEM;
+	kvfree(p);
+	return len;
+}
+
+static const struct file_operations aptest_kvmalloc_fops = {
+	.write = aptest_kvmalloc_write,
+};
+
 static int aptest_hold_show(struct seq_file *m, void *v)
 {
 	mutex_lock(&aptest_hold_lock);
@@ -1491,6 +1521,7 @@ static int __init aptest_init(void)
 	debugfs_create_file("callers", 0600, aptest_dir, NULL, &aptest_callers_fops);
 	debugfs_create_file("deep", 0600, aptest_dir, NULL, &aptest_deep_fops);
 	debugfs_create_file("hold", 0600, aptest_dir, NULL, &aptest_hold_fops);
+	debugfs_create_file("kvmalloc", 0200, aptest_dir, NULL, &aptest_kvmalloc_fops);
 	hrtimer_init(&aptest_race_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	aptest_race_timer.function = aptest_race_fire;
 	debugfs_create_file("partial_race", 0600, aptest_dir, NULL, &aptest_race_fops);

@@ -367,6 +367,9 @@ pub(crate) enum FailKind {
     Vmalloc,
     /// A percpu object.
     Percpu,
+    /// A `kvmalloc()` (one decision for its kmalloc try and its vmalloc
+    /// fallback).
+    Kvmalloc,
 }
 
 impl FailKind {
@@ -377,6 +380,7 @@ impl FailKind {
             bindings::alloc_tag_fail_kind_ALLOC_TAG_FAIL_PAGES => Self::Pages,
             bindings::alloc_tag_fail_kind_ALLOC_TAG_FAIL_VMALLOC => Self::Vmalloc,
             bindings::alloc_tag_fail_kind_ALLOC_TAG_FAIL_PERCPU => Self::Percpu,
+            bindings::alloc_tag_fail_kind_ALLOC_TAG_FAIL_KVMALLOC => Self::Kvmalloc,
             _ => return None,
         })
     }
@@ -388,6 +392,7 @@ impl FailKind {
             Self::Pages => "page",
             Self::Vmalloc => "vmalloc",
             Self::Percpu => "percpu",
+            Self::Kvmalloc => "kvmalloc",
         }
     }
 }
