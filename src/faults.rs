@@ -8,7 +8,8 @@
 //! bytes spared, and a report in the kernel log for `verbose` 1, with the
 //! call chain for 2.  Each call site has its own knobs and counts.
 //!
-//! The kernel asks [`Faults::should_fail`] before it allocates, for a
+//! The kernel asks [`Faults::should_fail`] before it allocates (the slab
+//! allocator: once it has the object, which it frees if it fails), for a
 //! call site whose tag's word has `f` (`sys::backend::FAIL_BIT`), only while
 //! some call site has it (`Registration::fail`).  The table is shared with
 //! the hooks, so an irqsave spinlock guards it, as the watch tables.

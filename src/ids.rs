@@ -225,7 +225,7 @@ impl Flags {
 }
 
 // `f` in a tag's word (`pf`: `p` is the default, so its bit is clear) is
-// the bit the kernel tests before it allocates.
+// the bit the kernel tests to know whether to ask for a failure.
 const _: () = assert!(Flags(Flags::PROFILE.0 | Flags::FAIL.0).word_bits() == FAIL_BIT);
 
 // Slab and percpu objects: the call site lives in the per-object slot the
