@@ -40,7 +40,7 @@ use core::fmt::Write;
 use kernel::{error::Result, prelude::*, sync::Arc};
 
 use crate::counters::Totals;
-use crate::faults::{FaultRow, FAULT_SITES};
+use crate::faults::{Entry as FaultEntry, FAULT_SITES};
 use crate::ids::{Flags, SiteId};
 use crate::profiler::Profiler;
 use crate::query::{final_flags, queries, Query, VMLINUX};
@@ -236,7 +236,7 @@ impl DebugText for Faults {
     }
 }
 
-fn write_fault(out: &mut Text, row: &FaultRow, site: &crate::sys::backend::Site<'_>) {
+fn write_fault(out: &mut Text, row: &FaultEntry, site: &crate::sys::backend::Site<'_>) {
     let _ = write!(out, "failed:{} asked:{} ", row.failed, row.asked);
     write_site(out, site);
     let k = row.knobs;

@@ -57,20 +57,23 @@ impl Knobs {
     /// The knob names, as a control command takes them (`name=value`).
     pub(crate) const NAMES: &'static str = "probability, interval, times, space, verbose";
 
-    /// The place of knob `name` in [`Knobs::NAMES`] (a known one).
-    pub(crate) fn index(name: &[u8]) -> usize {
-        match name {
-            b"probability" => 0,
-            b"interval" => 1,
-            b"times" => 2,
-            b"space" => 3,
-            _ => 4,
-        }
-    }
+    /// The knobs in the order of [`Knobs::NAMES`].
+    pub(crate) const KNOBS: [&'static [u8]; 5] =
+        [b"probability", b"interval", b"times", b"space", b"verbose"];
 
-    /// Sets knob `name` to `value` (text); `EINVAL` for an unknown name or
-    /// a value out of the knob's range.
-    pub(crate) fn set(&mut self, name: &[u8], value: &[u8]) -> Result<()> {
+    /// Sets knob `name` to `value` (text) and returns the knob's place in
+    /// [`Knobs::NAMES`]; `EINVAL` for an unknown name or a value out of the
+    /// knob's range.
+    pub(crate) fn set(&mut self, name: &[u8], value: &[u8]) -> Result<usize> {
+        let Some(index) = Self::KNOBS.iter().position(|&k| k == name) else {
+            pr_err!(
+                "control: unknown knob '{}' ({})
+",
+                BStr(name),
+                Self::NAMES
+            );
+            return Err(EINVAL);
+        };
         let text = core::str::from_utf8(value).map_err(|_| EINVAL)?;
         let bad = || {
             pr_err!(
@@ -86,33 +89,30 @@ impl Knobs {
                 .filter(|v| (min..=max).contains(v))
                 .ok_or_else(bad)
         };
-        match name {
-            b"probability" => self.probability = number(0, 100)? as u32,
-            b"interval" => self.interval = number(1, u32::MAX.into())? as u32,
-            b"times" => self.times = number(-1, i32::MAX.into())? as i32,
-            b"space" => self.space = number(0, i32::MAX.into())? as u32,
-            b"verbose" => self.verbose = number(0, 2)? as u32,
-            _ => {
-                pr_err!("control: unknown knob '{}' ({})\n", BStr(name), Self::NAMES);
-                return Err(EINVAL);
-            }
+        match index {
+            0 => self.probability = number(0, 100)? as u32,
+            1 => self.interval = number(1, u32::MAX.into())? as u32,
+            2 => self.times = number(-1, i32::MAX.into())? as i32,
+            3 => self.space = number(0, i32::MAX.into())? as u32,
+            _ => self.verbose = number(0, 2)? as u32,
         }
-        Ok(())
+        Ok(index)
     }
 }
 
-/// One call site's knobs and what they have left.
+/// One call site's knobs and what they have left; a line of the `faults`
+/// report.
 #[derive(Clone, Copy)]
-struct Entry {
-    site: SiteId,
-    knobs: Knobs,
+pub(crate) struct Entry {
+    pub(crate) site: SiteId,
+    pub(crate) knobs: Knobs,
     /// Allocations asked so far (the interval's count).
-    asked: u64,
+    pub(crate) asked: u64,
     /// Failures so far.
-    failed: u64,
+    pub(crate) failed: u64,
     /// What is left of `times` and `space`.
-    times: i32,
-    space: u32,
+    pub(crate) times: i32,
+    pub(crate) space: u32,
 }
 
 impl Entry {
@@ -150,17 +150,6 @@ impl Entry {
         self.failed += 1;
         true
     }
-}
-
-/// One line of the `faults` report.
-pub(crate) struct FaultRow {
-    pub(crate) site: SiteId,
-    pub(crate) failed: u64,
-    pub(crate) asked: u64,
-    pub(crate) knobs: Knobs,
-    /// What is left of `times` and `space`.
-    pub(crate) times: i32,
-    pub(crate) space: u32,
 }
 
 /// Reports in a window of [`RATELIMIT_NS`], as the kernel's default
@@ -272,21 +261,13 @@ impl Faults {
     }
 
     /// The call sites with `f`, by id.
-    pub(crate) fn rows(&self) -> Result<KVec<FaultRow>> {
+    pub(crate) fn rows(&self) -> Result<KVec<Entry>> {
         let mut rows = KVec::with_capacity(FAULT_SITES, GFP_KERNEL)?;
         {
             let t = self.table.lock();
             for e in t.entries.iter().flatten() {
-                let row = FaultRow {
-                    site: e.site,
-                    failed: e.failed,
-                    asked: e.asked,
-                    knobs: e.knobs,
-                    times: e.times,
-                    space: e.space,
-                };
                 // Within the capacity reserved above: never allocates.
-                rows.push(row, GFP_NOWAIT)?;
+                rows.push(*e, GFP_NOWAIT)?;
             }
         }
         heap_sort(&mut rows, |a, b| a.site < b.site);

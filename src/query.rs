@@ -242,7 +242,7 @@ fn query<'a>(words: &[&'a [u8]]) -> Result<Query<'a>> {
         }
     };
     q.op = flags_spec(flags)?;
-    let mut given: [bool; 5] = [false; 5];
+    let mut given = [false; Knobs::KNOBS.len()];
     for &knob in words {
         let Some(eq) = knob.iter().position(|&b| b == b'=') else {
             pr_err!(
@@ -253,8 +253,7 @@ fn query<'a>(words: &[&'a [u8]]) -> Result<Query<'a>> {
             return Err(EINVAL);
         };
         let (name, value) = (&knob[..eq], &knob[eq + 1..]);
-        q.knobs.set(name, value)?;
-        let i = Knobs::index(name);
+        let i = q.knobs.set(name, value)?;
         if given[i] {
             pr_err!("control: '{}' given twice in one command\n", BStr(name));
             return Err(EINVAL);
