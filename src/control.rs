@@ -40,7 +40,7 @@ use core::fmt::Write;
 use kernel::{error::Result, prelude::*, sync::Arc};
 
 use crate::counters::Totals;
-use crate::faults::{Entry as FaultEntry, FAULT_SITES};
+use crate::faults::{Entry as FaultEntry, FAULT_SITES, RATELIMIT_BURST, RATELIMIT_MS};
 use crate::ids::{Flags, SiteId};
 use crate::profiler::Profiler;
 use crate::query::{final_flags, queries, Query, VMLINUX};
@@ -223,6 +223,10 @@ impl DebugText for Faults {
 
     fn text(profiling: &Profiling, out: &mut Text) -> Result {
         out.write(b"# allocprof faults: call sites with the f flag: failures, allocations asked, the call site, its knobs (times and space: what is left)\n");
+        let _ = writeln!(
+            out,
+            "# reports: at most {RATELIMIT_BURST} in {RATELIMIT_MS} ms, over all call sites"
+        );
         profiling
             .with_profiler(|p| -> Result {
                 let rows = p.faults.rows()?;

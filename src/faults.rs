@@ -152,11 +152,14 @@ impl Entry {
     }
 }
 
-/// Reports in a window of [`RATELIMIT_NS`], as the kernel's default
-/// ratelimit for fault injection (`DEFAULT_RATELIMIT_BURST`).
-const RATELIMIT_BURST: u32 = 10;
-/// `DEFAULT_RATELIMIT_INTERVAL`, 5 seconds.
-const RATELIMIT_NS: u64 = 5_000_000_000;
+/// Reports in a window of [`RATELIMIT_MS`], over all call sites: the
+/// kernel's `DEFAULT_RATELIMIT_BURST`.  The kernel's own fault injection
+/// has its report limit off unless `verbose_ratelimit_interval_ms` is set;
+/// allocprof's is always on and not a knob, so that `f` on a busy call
+/// site cannot flood the log.
+pub(crate) const RATELIMIT_BURST: u32 = 10;
+/// The window, `DEFAULT_RATELIMIT_INTERVAL`: 5 seconds.
+pub(crate) const RATELIMIT_MS: u64 = 5_000;
 
 /// What the hooks share: the entries and the report's rate limit.
 ///
@@ -284,7 +287,7 @@ impl Table {
     /// Whether one more report fits the rate limit (`__ratelimit()`).
     fn may_report(&mut self) -> bool {
         let now = now_ns();
-        if self.reports == 0 || now.wrapping_sub(self.window_start) >= RATELIMIT_NS {
+        if self.reports == 0 || now.wrapping_sub(self.window_start) >= RATELIMIT_MS * 1_000_000 {
             self.window_start = now;
             self.reports = 0;
         }

@@ -20,6 +20,9 @@
  *   some of 200 and not all, exactly as many as the faults file counts;
  * - verbose=0 writes no report, 1 the report without a call chain, 2 with
  *   the call chain through the allocating function;
+ * - reports are rate-limited over all call sites, as the faults file's
+ *   header says (at most B in M ms): after a quiet window, B + 2 failures
+ *   in a row give B reports;
  * - bad knobs and knobs without f fail with EINVAL, a message naming the
  *   word, and change nothing; f for more call sites than the fault table
  *   holds fails with ENOSPC and changes nothing;
@@ -320,6 +323,51 @@ static void t_verbose(int i)
 }
 static const int nr_verbose = 3;
 
+/*
+ * The report limit, from the faults file's header: 0 and *burst, *ms if
+ * it has one.
+ */
+static int report_limit(int *burst, int *ms)
+{
+	char *buf = ap_slurp(FAULTS, NULL), *line, *save = NULL;
+	int found = -1;
+
+	for (line = buf ? strtok_r(buf, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "# reports: at most %d in %d ms", burst, ms) == 2)
+			found = 0;
+	free(buf);
+	return found;
+}
+
+static void t_ratelimit(int i)
+{
+	int burst = -1, ms = -1, n, reports;
+	unsigned long long failed, asked;
+	char got[64], want[64];
+	char knobs[64];
+
+	(void)i;
+	if (report_limit(&burst, &ms) || burst < 1 || burst + 2 >= (int)sizeof(got)) {
+		ksft_test_result_fail("the faults file's header gives no report limit\n");
+		return;
+	}
+	/* The window of t_verbose's reports ends. */
+	usleep((ms + 500) * 1000);
+	ap_sh("dmesg -c >/dev/null");
+	n = burst + 2;
+	snprintf(knobs, sizeof(knobs), "times=%d verbose=1", n);
+	knob_pattern(knobs, n, got, &failed, &asked);
+	memset(want, 'f', n);
+	want[n] = '\0';
+	reports = ap_sh_num("dmesg | grep -c -F '%s'", "FAULT_INJECTION: forcing a failure.");
+	ap_sh("dmesg -c >/dev/null");
+	ksft_test_result(!strcmp(got, want) && failed == (unsigned long long)n &&
+			 reports == burst,
+			 "%s: %d failures in a row, %d reports (the limit: %d in %d ms)\n", knobs,
+			 (int)failed, reports, burst, ms);
+}
+
 static void t_bad(int i)
 {
 	int err;
@@ -410,6 +458,7 @@ static const struct ap_step steps[] = {
 	AP_STEP(t_space),
 	AP_STEP(t_probability),
 	AP_STEP_EACH(t_verbose, &nr_verbose),
+	AP_STEP(t_ratelimit),
 	AP_STEP_EACH(t_bad, &nr_bad),
 	AP_STEP(t_enospc),
 	AP_STEP(t_unload),
