@@ -55,23 +55,18 @@ impl Knobs {
     };
 
     /// The knob names, as a control command takes them (`name=value`).
-    pub(crate) const NAMES: &'static str = "probability, interval, times, space, verbose";
+    pub(crate) const KNOBS: [&'static str; 5] =
+        ["probability", "interval", "times", "space", "verbose"];
 
-    /// The knobs in the order of [`Knobs::NAMES`].
-    pub(crate) const KNOBS: [&'static [u8]; 5] =
-        [b"probability", b"interval", b"times", b"space", b"verbose"];
+    /// [`Knobs::KNOBS`] for a message: `probability, interval, ...`.
+    pub(crate) const NAMES: KnobNames = KnobNames;
 
     /// Sets knob `name` to `value` (text) and returns the knob's place in
-    /// [`Knobs::NAMES`]; `EINVAL` for an unknown name or a value out of the
+    /// [`Knobs::KNOBS`]; `EINVAL` for an unknown name or a value out of the
     /// knob's range.
     pub(crate) fn set(&mut self, name: &[u8], value: &[u8]) -> Result<usize> {
-        let Some(index) = Self::KNOBS.iter().position(|&k| k == name) else {
-            pr_err!(
-                "control: unknown knob '{}' ({})
-",
-                BStr(name),
-                Self::NAMES
-            );
+        let Some(index) = Self::KNOBS.iter().position(|k| k.as_bytes() == name) else {
+            pr_err!("control: unknown knob '{}' ({})\n", BStr(name), Self::NAMES);
             return Err(EINVAL);
         };
         let text = core::str::from_utf8(value).map_err(|_| EINVAL)?;
@@ -97,6 +92,21 @@ impl Knobs {
             _ => self.verbose = number(0, 2)? as u32,
         }
         Ok(index)
+    }
+}
+
+/// The knob names, comma-separated, as messages list them.
+pub(crate) struct KnobNames;
+
+impl core::fmt::Display for KnobNames {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for (i, name) in Knobs::KNOBS.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(name)?;
+        }
+        Ok(())
     }
 }
 
