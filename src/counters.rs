@@ -150,6 +150,12 @@ impl Counters {
         (!c.is_null()).then_some(c)
     }
 
+    /// Whether `id` has counters: a call site of a section that is here, or
+    /// that went away with allocations still live.
+    pub(crate) fn has(&self, id: SiteId) -> bool {
+        self.counter(id).is_some()
+    }
+
     /// One more allocation of `bytes` for `id`, on the local CPU.
     #[inline(always)]
     pub(crate) fn add_call(&self, id: SiteId, bytes: u64) {

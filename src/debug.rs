@@ -22,11 +22,11 @@
 //! - an allocation *over a live reference*: the page's or object's slot
 //!   still holds a reference this load of the module wrote, so the free of
 //!   the previous allocation there was never seen, and its call site's
-//!   figures stay too high.  (Slot values of an earlier load, and pages,
-//!   whose references are new at every load, are not suspicious.)
-//! - the free of an object whose slot holds a value no registration of
-//!   allocprof writes (not `generation << 32 | id`, or a generation not
-//!   yet handed out): a corrupted slot, or one written by another back end.
+//!   figures stay too high.  (The kernel zeroes every object slot when a
+//!   back end unregisters, and page references are new at every load.)
+//! - the free of an object whose slot holds a value allocprof does not
+//!   write (an id that is no call site's with counters and no watch id):
+//!   a corrupted slot, or one written by another back end.
 //!
 //! What cannot be detected: upstream's "alloc_tag was not set" on free.
 //! The kernel only calls `obj_free` for a non-zero slot, and a page without
@@ -90,7 +90,7 @@ pub(crate) enum Report {
     /// An object allocated where call site `id`'s reference was still live.
     ObjectOverLive { id: SiteId },
     /// An object freed with a slot value allocprof never writes.
-    ForeignSlot { value: u64 },
+    ForeignSlot { value: u16 },
 }
 
 impl Report {

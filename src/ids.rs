@@ -15,10 +15,10 @@
 //!   allocations (`watch.rs`), never a call site, and have no counters.
 //!
 //! A tag holds its call site's id with the site's [`Flags`]
-//! ([`SiteId::word`]); a page's back-reference, the id alone (`page.rs`);
-//! a slab or percpu object's slot, and the reference a partial free of
-//! pages reads, the id with the registration's generation
-//! ([`slot_value`]).
+//! ([`SiteId::word`]); a page's back-reference and a slab or percpu
+//! object's slot, the id alone (`page.rs`, below); the reference a
+//! partial free of pages reads, the id with the registration's generation
+//! ([`page_reference`]).
 
 use core::{
     num::NonZeroU16,
@@ -228,37 +228,28 @@ impl Flags {
 // the bit the kernel tests to know whether to ask for a failure.
 const _: () = assert!(Flags(Flags::PROFILE.0 | Flags::FAIL.0).word_bits() == FAIL_BIT);
 
-// Slab and percpu objects: the call site lives in the per-object slot the
-// kernel keeps next to every object (the slab's or percpu chunk's object
-// extension vector), so no object address is ever hashed or looked up.
+// Slab and percpu objects: the call site's id lives in the 2-byte slot the
+// kernel keeps for every object (before the slab's object extension
+// vector, in the percpu chunk's), so no object address is ever hashed or
+// looked up.  The kernel zeroes every slot when a back end unregisters, so
+// a non-zero slot always holds an id of this registration.
 //
-// A slot holds `generation << 32 | id`.  Slots outlive the module (the
-// kernel frees objects while no back end is registered, and keeps the
-// vectors), so the generation of the registration that wrote a slot tells
-// our own values from those an earlier load left behind.  The reference a
-// partial free of pages reads (`page_ref`) is the same value, since its
-// `page_ref_sub` may come after a re-registration.
+// The reference a partial free of pages reads (`page_ref`) is read before
+// the page is dropped and used in a later call (`page_ref_sub`), which may
+// come after a re-registration: it carries the registration's generation.
 
-/// The slot value for call site `id` in registration `generation`.
+/// The page reference for call site `id` in registration `generation`.
 #[inline(always)]
-pub(crate) fn slot_value(generation: u32, id: SiteId) -> u64 {
+pub(crate) fn page_reference(generation: u32, id: SiteId) -> u64 {
     (u64::from(generation) << 32) | u64::from(id.get())
 }
 
-/// The call site of slot value `v`, if registration `generation` wrote it
-/// (`generation` is a profiler's: never 0, nor the kernel's record's ~0,
-/// see `Profiler::new`).
+/// The call site of page reference `v`, if registration `generation` made
+/// it (`generation` is a profiler's: never 0, see `Profiler::new`).
 #[inline(always)]
-pub(crate) fn slot_id(generation: u32, v: u64) -> Option<SiteId> {
+pub(crate) fn page_reference_id(generation: u32, v: u64) -> Option<SiteId> {
     if (v >> 32) as u32 != generation {
         return None;
     }
     SiteId::new((v & 0xffff) as u16)
-}
-
-/// Whether slot value `v` is one a registration of allocprof up to
-/// `generation` writes: `generation << 32 | id` with a non-zero id.
-pub(crate) fn plausible_slot(generation: u32, v: u64) -> bool {
-    let g = (v >> 32) as u32;
-    v & 0xffff_0000 == 0 && v & 0xffff != 0 && g != 0 && g <= generation
 }

@@ -12,7 +12,7 @@
 use core::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*};
 
-use crate::ids::{slot_value, SiteId};
+use crate::ids::{page_reference, SiteId};
 use crate::sys::mm::{Pfn, PAGE_SIZE};
 
 /// Back-reference storage per page, in bytes (for the closing figures).
@@ -121,10 +121,11 @@ impl PageRefs {
     }
 
     /// The reference a partial free reads before it drops its page
-    /// (`page_ref`): the id with the registration's `generation`, as
-    /// object slots carry it, since `page_ref_sub` may come after a
-    /// re-registration.  0: nothing to subtract.
+    /// (`page_ref`): the id with the registration's `generation`, since
+    /// `page_ref_sub` may come after a re-registration.  0: nothing to
+    /// subtract.
     pub(crate) fn reference(&self, generation: u32, pfn: Pfn) -> u64 {
-        self.id_of(pfn).map_or(0, |id| slot_value(generation, id))
+        self.id_of(pfn)
+            .map_or(0, |id| page_reference(generation, id))
     }
 }

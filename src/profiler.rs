@@ -16,7 +16,7 @@ use kernel::{prelude::*, ThisModule};
 use crate::counters::Counters;
 use crate::debug::{report, Report, Reports};
 use crate::faults::{Faults, Knobs};
-use crate::ids::{plausible_slot, slot_id, slot_value, Flags, SiteId};
+use crate::ids::{page_reference_id, Flags, SiteId};
 use crate::page::{self, PageRefs};
 use crate::query::{final_flags, queries, Query};
 use crate::showmem;
@@ -34,13 +34,13 @@ use crate::watch::{Watch, WatchId};
 ///
 /// # Invariants
 ///
-/// `generation` is neither 0 (no slot value has it) nor `u32::MAX` (the
-/// kernel's boot record writes it), so the hot paths only compare it.
+/// `generation` is not 0 (no page reference has it), so `page_ref_sub`
+/// only compares it.
 #[pin_data]
 pub(crate) struct Profiler {
-    /// The registration's generation, for object slots and page references
-    /// (`ids.rs`): taken before registering, as the hooks may run inside
-    /// `register` already (adopting the kernel's boot record).
+    /// The registration's generation, for page references (`ids.rs`):
+    /// taken before registering, as the hooks may run inside `register`
+    /// already (adopting the kernel's boot record).
     pub(crate) generation: u32,
     /// Where each id's counters are; dropped before `registry`, which owns
     /// the counters it points to.
@@ -114,13 +114,13 @@ impl Profiler {
     }
 }
 
-/// A generation for a new profiler: the kernel's next, skipping 0 and
-/// `u32::MAX` when its counter passes them (after 2^32 registrations).
+/// A generation for a new profiler: the kernel's next, skipping 0 when its
+/// counter passes it (after 2^32 registrations).
 fn profiler_generation() -> u32 {
     loop {
         let g = new_generation();
-        if g != 0 && g != u32::MAX {
-            // INVARIANT: Neither 0 nor `u32::MAX`.
+        if g != 0 {
+            // INVARIANT: Not 0.
             return g;
         }
     }
@@ -142,7 +142,7 @@ pub(crate) trait Checks: Send + Sync + 'static {
     /// Before an object of `size` bytes with slot `slot` is counted for `tag`.
     fn obj_alloc(p: &Profiler, slot: &ObjSlot<'_>, tag: Option<Tag<'_>>, size: usize);
     /// After an object's free was counted; `old` is the value its slot had.
-    fn obj_freed(p: &Profiler, old: u64);
+    fn obj_freed(p: &Profiler, old: u16);
 }
 
 /// No checks: the hooks of the default mode.
@@ -156,7 +156,7 @@ impl Checks for NoChecks {
     fn obj_alloc(_p: &Profiler, _slot: &ObjSlot<'_>, _tag: Option<Tag<'_>>, _size: usize) {}
 
     #[inline(always)]
-    fn obj_freed(_p: &Profiler, _old: u64) {}
+    fn obj_freed(_p: &Profiler, _old: u16) {}
 }
 
 impl<C: Checks> Backend for Hooks<C> {
@@ -218,7 +218,7 @@ impl<C: Checks> Backend for Hooks<C> {
     fn page_ref_sub(p: &Profiler, reference: u64, nr: u32) {
         // The reference `page_ref` read: the id of the allocation, if
         // this registration made it.
-        if let Some(id) = slot_id(p.generation(), reference) {
+        if let Some(id) = page_reference_id(p.generation(), reference) {
             p.add(id, (u64::from(nr) * sys::mm::PAGE_SIZE).wrapping_neg(), 0);
         }
     }
@@ -269,16 +269,16 @@ impl Profiler {
     /// An object of `size` bytes was allocated with slot `slot` for `id`.
     #[inline(always)]
     fn count_obj_alloc(&self, slot: ObjSlot<'_>, id: SiteId, size: usize) {
-        slot.set(slot_value(self.generation(), id));
+        slot.set(id.get());
         self.counters.add_call(id, size as u64);
     }
 
-    /// An object of `size` bytes with slot `slot` is freed: subtracted if
-    /// this registration counted it.  Returns the slot's value.
+    /// An object of `size` bytes with slot `slot` is freed: subtracted
+    /// from the id in the slot.  Returns the slot's value.
     #[inline(always)]
-    fn count_obj_free(&self, slot: ObjSlot<'_>, size: usize) -> u64 {
+    fn count_obj_free(&self, slot: ObjSlot<'_>, size: usize) -> u16 {
         let v = slot.take();
-        if let Some(id) = slot_id(self.generation(), v) {
+        if let Some(id) = SiteId::new(v) {
             self.sub_call(id, size as u64);
         }
         v
@@ -367,7 +367,7 @@ impl Profiler {
             .watch
             .track(site, flags, size as u64, None)
             .map_or(site, WatchId::as_site_id);
-        slot.set(slot_value(p.generation(), id));
+        slot.set(id.get());
         p.counters.add_call(site, size as u64);
     }
 }
@@ -462,14 +462,18 @@ impl Checks for DebugChecks {
         if tag.is_none() {
             report(Report::UntaggedObject { size }, &p.reports);
         }
-        if let Some(id) = slot_id(p.generation, slot.get()) {
+        if let Some(id) = SiteId::new(slot.get()) {
             report(Report::ObjectOverLive { id }, &p.reports);
         }
     }
 
-    /// Reports a slot value no registration of allocprof wrote.
-    fn obj_freed(p: &Profiler, old: u64) {
-        if !plausible_slot(p.generation, old) {
+    /// Reports a slot value allocprof does not write: an id that is neither
+    /// a call site's with counters (those of a module that went away stay
+    /// until its last allocation is freed) nor a watch id.
+    fn obj_freed(p: &Profiler, old: u16) {
+        let known =
+            SiteId::new(old).is_some_and(|id| p.counters.has(id) || WatchId::of(id).is_some());
+        if !known {
             report(Report::ForeignSlot { value: old }, &p.reports);
         }
     }

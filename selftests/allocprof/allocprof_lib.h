@@ -593,6 +593,15 @@ static inline int ap_test_free(const char *site)
 	return ap_write_file(AP_TESTDIR "/free", site, strlen(site));
 }
 
+/* Frees the site's first n live entries, the oldest. */
+static inline int ap_test_free_first(const char *site, unsigned int n)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "%.31s %u first", site, n);
+	return ap_write_file(AP_TESTDIR "/free", cmd, strlen(cmd));
+}
+
 /* Frees the site's last n live entries. */
 static inline int ap_test_free_n(const char *site, unsigned int n)
 {

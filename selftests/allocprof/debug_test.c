@@ -10,9 +10,9 @@
  * - an object allocated where the slot holds a reference this load wrote
  *   (its free was not seen): made by the test module's forge file, which
  *   copies a live object's slot into the free objects of its slab;
- * - an object freed with a slot value allocprof never writes (a generation
- *   not handed out yet, forged the same way): not subtracted, so its call
- *   site keeps the object's figures.
+ * - an object freed with a slot value allocprof never writes (an id no call
+ *   site has, forged the same way): not subtracted, so its call site keeps
+ *   the object's figures.
  * Tagged allocations are counted as usual, and an ordinary workload
  * produces no report of a missed free or a foreign slot.  Without debug
  * mode nothing is reported.

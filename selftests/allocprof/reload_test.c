@@ -3,7 +3,9 @@
  * reload_test: rmmod and insmod of allocprof, with and without memory
  * allocated at the test sites in between, always leave exact figures: what
  * was allocated before a load is not counted, and freeing it later does not
- * drive the figures below zero.
+ * drive the figures below zero, nor subtract it from what the new load
+ * counted (the kernel zeroes every object's slot when allocprof unloads:
+ * the reload gives the call sites the same ids).
  */
 #include "allocprof_lib.h"
 
@@ -16,7 +18,7 @@ static long long unit[NSITES];
 static unsigned long long calls[NSITES];
 
 /* The results of a cycle, in order. */
-enum { PH_RELOADED, PH_COUNTED, PH_FREED, NPHASES };
+enum { PH_RELOADED, PH_COUNTED, PH_OLD_FREED, PH_FREED, NPHASES };
 static const int nphases = CYCLES * NPHASES;
 
 static int site_is(unsigned int s, long long bytes, unsigned long long n)
@@ -46,6 +48,12 @@ static void t_cycle(int k)
 		for (s = 0; s < NSITES; s++)
 			ok &= ap_test_alloc(sites[s], 3) == 0 && site_is(s, 3 * unit[s], 3 * calls[s]);
 		ksft_test_result(ok, "cycle %d: new allocations counted exactly\n", c);
+		break;
+	case PH_OLD_FREED:
+		for (s = 0; s < NSITES; s++)
+			ok &= ap_test_free_first(sites[s], 2 + c) == 0 &&
+			      site_is(s, 3 * unit[s], 3 * calls[s]);
+		ksft_test_result(ok, "cycle %d: freeing the memory from before leaves the new counted\n", c);
 		break;
 	default:
 		for (s = 0; s < NSITES; s++)

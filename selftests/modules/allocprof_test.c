@@ -9,6 +9,8 @@
  *   echo "<site> <count>" > alloc   make <count> allocations at <site>
  *   echo "<site> [<n>]" > free      free the last <n> live entries of <site>
  *                                   (default: all of them)
+ *   echo "<site> <n> first" > free  free the first <n> live entries of <site>,
+ *                                   the oldest
  *   cat sites                       one line a site: name, kind, what the
  *                                   expected figures are computed from (see
  *                                   aptest_sites_show()), live entries
@@ -79,8 +81,9 @@
 
 /*
  * The forge file needs the slab internals (mm/slab.h, on the include path
- * by Kbuild) and the back end's slot (patch 0001's codetag_ref.backend):
- * only on a patched kernel with allocation profiling.
+ * by Kbuild) and the back end's slot (struct alloc_tag_slot, before the
+ * slab's extension vector): only on a patched kernel with allocation
+ * profiling.
  */
 #if IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING) && __has_include(<linux/alloc_tag_backend.h>)
 #define APTEST_FORGE
@@ -486,6 +489,22 @@ static void aptest_free_last(struct aptest_site *site, unsigned int n)
 		site->free(site, site->live[--site->nr_live]);
 }
 
+static void aptest_free_first(struct aptest_site *site, unsigned int n)
+{
+	unsigned int i;
+
+	n = min(n, site->nr_live);
+	if (!n)
+		return;
+	if (site->free_batch)
+		site->free_batch(site, site->live, n);
+	else
+		for (i = 0; i < n; i++)
+			site->free(site, site->live[i]);
+	site->nr_live -= n;
+	memmove(site->live, &site->live[n], site->nr_live * sizeof(site->live[0]));
+}
+
 static void aptest_free_all(struct aptest_site *site)
 {
 	aptest_free_last(site, site->nr_live);
@@ -513,7 +532,7 @@ static int aptest_alloc_one(struct aptest_site *site)
 static ssize_t aptest_write(struct file *file, const char __user *ubuf,
 			    size_t len, loff_t *ppos, bool alloc)
 {
-	char buf[64], name[32];
+	char buf[64], name[32], which[8];
 	struct aptest_site *site;
 	unsigned int count = 0;
 	ssize_t ret = len;
@@ -525,8 +544,8 @@ static ssize_t aptest_write(struct file *file, const char __user *ubuf,
 		return -EFAULT;
 	buf[len] = '\0';
 
-	n = sscanf(buf, "%31s %u", name, &count);
-	if (n < 1 || (alloc && n != 2))
+	n = sscanf(buf, "%31s %u %7s", name, &count, which);
+	if (n < 1 || (alloc && n != 2) || (n == 3 && strcmp(which, "first")))
 		return -EINVAL;
 	site = aptest_find(name);
 	if (!site)
@@ -534,7 +553,10 @@ static ssize_t aptest_write(struct file *file, const char __user *ubuf,
 
 	mutex_lock(&site->lock);
 	if (!alloc) {
-		aptest_free_last(site, n == 2 ? count : site->nr_live);
+		if (n == 3)
+			aptest_free_first(site, count);
+		else
+			aptest_free_last(site, n == 2 ? count : site->nr_live);
 	} else if (count > (APTEST_MAX_LIVE - site->nr_live) /
 			   (site->alloc_batch ? APTEST_BATCH : 1)) {
 		ret = -ENOSPC;
@@ -1256,7 +1278,7 @@ DEFINE_SHOW_STORE_ATTRIBUTE(aptest_hold);
 #ifdef APTEST_FORGE
 /*
  * Forged slots, for allocprof's debug mode (debug_test): the slot the
- * kernel keeps for the profiler next to each slab object (the slab's
+ * kernel keeps for the profiler with each slab object (before the slab's
  * object extension vector, mm/slab.h), written behind the profiler's back,
  * in a cache of its own that nothing else allocates from.
  *   echo overlive > forge  aptest_forge_live() allocates an object; with
@@ -1268,30 +1290,32 @@ DEFINE_SHOW_STORE_ATTRIBUTE(aptest_hold);
  *                          slab: then try again), the forged slots are
  *                          cleared and both objects freed
  *   echo foreign > forge   aptest_forge_foreign() allocates an object, its
- *                          slot's generation (slot >> 32) is raised by one,
- *                          to one not handed out yet, and
+ *                          slot's id gets bit 15 set (APTEST_FORGE_FOREIGN:
+ *                          an id no call site has while fewer than 32,768
+ *                          are handed out, and below the watch ids), and
  *                          aptest_forge_foreign_free() frees it
  *   cat forge              "overlive <id> foreign <value>": the call-site
- *                          id (slot & 0xffff) of the copied slot, the slot
- *                          value the foreign object was freed with (0x...)
+ *                          id of the copied slot, the slot value the
+ *                          foreign object was freed with (0x...)
  * ENODATA: the object got no slot value (nothing profiles it).
  */
 #define APTEST_FORGE_CACHE "allocprof_test_forge"
 #define APTEST_FORGE_SIZE 64
+#define APTEST_FORGE_FOREIGN 0x8000
 
 static struct kmem_cache *aptest_forge_cache;
 static DEFINE_MUTEX(aptest_forge_lock);
 static unsigned long aptest_forge_id, aptest_forge_value;
 
 /* The profiler's slot of slab object @obj, or NULL if it has none. */
-static unsigned long *aptest_slot(void *obj)
+static u16 *aptest_slot(void *obj)
 {
 	struct slab *slab = virt_to_slab(obj);
 	struct slabobj_ext *ext = slab ? slab_obj_exts(slab) : NULL;
 
 	if (!ext)
 		return NULL;
-	return &ext[obj_to_index(aptest_forge_cache, slab, obj)].ref.backend;
+	return &slab_obj_slot(ext, obj_to_index(aptest_forge_cache, slab, obj))->id;
 }
 
 static noinline void *aptest_forge_live(void)
@@ -1324,7 +1348,7 @@ static int aptest_forge_overlive_run(void)
 	void *live, *over = NULL;
 	struct slabobj_ext *ext;
 	struct slab *slab;
-	unsigned long *slot, v;
+	u16 *slot, *other, v;
 	unsigned int i;
 	int err = -EAGAIN;
 
@@ -1338,16 +1362,20 @@ static int aptest_forge_overlive_run(void)
 	}
 	slab = virt_to_slab(live);
 	ext = slab_obj_exts(slab);
-	for (i = 0; i < slab->objects; i++)
-		if (!READ_ONCE(ext[i].ref.backend))
-			WRITE_ONCE(ext[i].ref.backend, v);
+	for (i = 0; i < slab->objects; i++) {
+		other = &slab_obj_slot(ext, i)->id;
+		if (!READ_ONCE(*other))
+			WRITE_ONCE(*other, v);
+	}
 	over = aptest_forge_overlive();
 	if (over && virt_to_slab(over) == slab)
 		err = 0;
-	for (i = 0; i < slab->objects; i++)
-		if (&ext[i].ref.backend != slot && READ_ONCE(ext[i].ref.backend) == v)
-			WRITE_ONCE(ext[i].ref.backend, 0);
-	aptest_forge_id = v & 0xffff;
+	for (i = 0; i < slab->objects; i++) {
+		other = &slab_obj_slot(ext, i)->id;
+		if (other != slot && READ_ONCE(*other) == v)
+			WRITE_ONCE(*other, 0);
+	}
+	aptest_forge_id = v;
 out:
 	preempt_enable();
 	if (over)
@@ -1360,13 +1388,13 @@ out:
 static int aptest_forge_foreign_run(void)
 {
 	void *p = aptest_forge_foreign();
-	unsigned long *slot = p ? aptest_slot(p) : NULL;
-	unsigned long v = slot ? READ_ONCE(*slot) : 0;
+	u16 *slot = p ? aptest_slot(p) : NULL;
+	u16 v = slot ? READ_ONCE(*slot) : 0;
 
 	if (!p)
 		return -ENOMEM;
 	if (v) {
-		v += 1UL << 32;
+		v |= APTEST_FORGE_FOREIGN;
 		WRITE_ONCE(*slot, v);
 		aptest_forge_value = v;
 	}

@@ -8,7 +8,7 @@ use core::{
     marker::PhantomData,
     pin::Pin,
     ptr,
-    sync::atomic::{AtomicPtr, AtomicU64, Ordering},
+    sync::atomic::{AtomicPtr, AtomicU16, AtomicU64, Ordering},
 };
 use kernel::{
     alloc::KBox,
@@ -284,26 +284,27 @@ impl<'a> Tags<'a> {
     }
 }
 
-/// A slab or percpu object's reference slot (`union codetag_ref`): a word
-/// the kernel keeps for the back end next to every object.
-pub(crate) struct ObjSlot<'a>(&'a AtomicU64);
+/// A slab or percpu object's slot (`struct alloc_tag_slot`): 16 bits the
+/// kernel keeps for the back end with every object, 0 when it makes them
+/// and after a back end unregistered.
+pub(crate) struct ObjSlot<'a>(&'a AtomicU16);
 
 impl ObjSlot<'_> {
     /// The slot's value.
     #[inline]
-    pub(crate) fn get(&self) -> u64 {
+    pub(crate) fn get(&self) -> u16 {
         self.0.load(Ordering::Relaxed)
     }
 
     /// Replaces the slot's value.
     #[inline]
-    pub(crate) fn set(&self, v: u64) {
+    pub(crate) fn set(&self, v: u16) {
         self.0.store(v, Ordering::Relaxed)
     }
 
     /// The slot's value, leaving 0 in its place.
     #[inline]
-    pub(crate) fn take(&self) -> u64 {
+    pub(crate) fn take(&self) -> u16 {
         let v = self.get();
         self.set(0);
         v
@@ -549,13 +550,13 @@ unsafe extern "C" fn page_ref_sub<B: Backend>(reference: c_ulong, nr: c_uint) {
 /// Called by the kernel with a valid slot, exclusively ours during the call
 /// (the object is being allocated or freed), and a tag of a live section.
 unsafe extern "C" fn obj_alloc<B: Backend>(
-    slot: *mut bindings::codetag_ref,
+    slot: *mut bindings::alloc_tag_slot,
     tag: *mut bindings::alloc_tag,
     size: usize,
 ) {
-    // SAFETY: The slot is a valid, aligned `unsigned long`, which has the
-    // layout of `AtomicU64` on 64-bit machines, and lives for the call.
-    let slot = ObjSlot(unsafe { AtomicU64::from_ptr(ptr::addr_of_mut!((*slot).backend).cast()) });
+    // SAFETY: The slot is a valid, aligned `u16`, which has the layout of
+    // `AtomicU16`, and lives for the call.
+    let slot = ObjSlot(unsafe { AtomicU16::from_ptr(ptr::addr_of_mut!((*slot).id)) });
     // SAFETY: By the function's safety requirements.
     let tag = unsafe { tag_from_raw(tag) };
     // SAFETY: A hook of `B`.
@@ -566,9 +567,9 @@ unsafe extern "C" fn obj_alloc<B: Backend>(
 /// # Safety
 ///
 /// Called by the kernel with a valid slot, as a hook of `B`.
-unsafe extern "C" fn obj_free<B: Backend>(slot: *mut bindings::codetag_ref, size: usize) {
+unsafe extern "C" fn obj_free<B: Backend>(slot: *mut bindings::alloc_tag_slot, size: usize) {
     // SAFETY: As in `obj_alloc`.
-    let slot = ObjSlot(unsafe { AtomicU64::from_ptr(ptr::addr_of_mut!((*slot).backend).cast()) });
+    let slot = ObjSlot(unsafe { AtomicU16::from_ptr(ptr::addr_of_mut!((*slot).id)) });
     // SAFETY: A hook of `B`.
     let data = unsafe { registered::<B>() };
     B::obj_free(data, slot, size)
