@@ -79,19 +79,34 @@ module_param(tag, charp, 0444);
 MODULE_PARM_DESC(tag, "label printed in each result line (no spaces)");
 
 /*
- * The kernel's sizes of a slab object's entry in its slab's extension
+ * The kernel's sizes of what a slab object has in its slab's extension
  * vector and of the profiling part of it, for the vectors' memory that
  * bench/guest.sh reads (issue #25, target 5); 0 where the kernel has none.
+ * Upstream's profiler keeps a union codetag_ref in struct slabobj_ext; the
+ * patched kernel a struct alloc_tag_slot before the vector
+ * (patch 0015, mm/slab.h: slab_obj_slot()).
  */
-static unsigned int slabobj_ext_bytes =
-	IS_ENABLED(CONFIG_SLAB_OBJ_EXT) ? sizeof(struct slabobj_ext) : 0;
-module_param(slabobj_ext_bytes, uint, 0444);
-MODULE_PARM_DESC(slabobj_ext_bytes, "sizeof(struct slabobj_ext) (read only)");
+#if !IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING)
+#define BENCH_PROFILING_BYTES 0
+#elif __has_include(<linux/alloc_tag_backend.h>)
+#define BENCH_PROFILING_BYTES sizeof(struct alloc_tag_slot)
+#else
+#define BENCH_PROFILING_BYTES sizeof(union codetag_ref)
+#define BENCH_PROFILING_IN_EXT
+#endif
 
-static unsigned int codetag_ref_bytes =
-	IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING) ? sizeof(union codetag_ref) : 0;
-module_param(codetag_ref_bytes, uint, 0444);
-MODULE_PARM_DESC(codetag_ref_bytes, "sizeof(union codetag_ref), the profiling part (read only)");
+static unsigned int slabobj_ext_bytes =
+	(IS_ENABLED(CONFIG_SLAB_OBJ_EXT) ? sizeof(struct slabobj_ext) : 0)
+#ifndef BENCH_PROFILING_IN_EXT
+	+ BENCH_PROFILING_BYTES
+#endif
+	;
+module_param(slabobj_ext_bytes, uint, 0444);
+MODULE_PARM_DESC(slabobj_ext_bytes, "bytes a slab object has in its slab's extension vector (read only)");
+
+static unsigned int profiling_bytes = BENCH_PROFILING_BYTES;
+module_param(profiling_bytes, uint, 0444);
+MODULE_PARM_DESC(profiling_bytes, "of those, allocation profiling's (read only)");
 
 /* Yield now and then: PREEMPT_NONE kernels would otherwise stall RCU. */
 #define BENCH_RESCHED_MASK	4095

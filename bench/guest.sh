@@ -181,7 +181,7 @@ slab_vectors() {
 		END { printf "cfg=%s fig=slab_vectors bytes=%d calls=%d", cfg, b, c }' /proc/allocinfo >>"$out"
 	awk 'NR > 2 { n += $3 } END { printf " objects=%d", n }' /proc/slabinfo >>"$out"
 	p=/sys/module/allocprof_bench/parameters
-	echo " ext=$(cat $p/slabobj_ext_bytes) ref=$(cat $p/codetag_ref_bytes)" >>"$out"
+	echo " ext=$(cat $p/slabobj_ext_bytes) ref=$(cat $p/profiling_bytes)" >>"$out"
 }
 
 # The figures that need no repetition: memory, /proc/allocinfo, fork/exec.

@@ -520,7 +520,7 @@ def slab_vectors(rows):
     """The slab objects' extension vectors after the workload, by
     configuration (medians over the boots): the bytes and calls
     /proc/allocinfo gives their call site, the objects in slabs, and the
-    kernel's sizes of an entry and of its profiling part (the tag's ref)."""
+    kernel's sizes of an object's entry and of its profiling part."""
     out = {}
     for cfg, _ in VECTOR_CONFIGS:
         rs = [r for r in rows if r["mode"] == "icount" and r.get("cfg") == cfg
@@ -540,8 +540,10 @@ def vector_table(rows):
     if not vec and not any(v is not None for v in slab.values()):
         return
     print("### Slab object vectors (issue #25, target 5; -icount boots, after the workload)\n")
-    print("A slab object's entry in its slab's extension vector (`struct slabobj_ext`: memcg's "
-          "`objcg` and the profiling tag's ref), by the kernel's sizes, which the benchmark "
+    print("A slab object's entry in its slab's extension vector (upstream: `struct slabobj_ext`, "
+          "memcg's `objcg` and the profiling tag's 8-byte ref; the patched kernel: memcg's `objcg` "
+          "and a 2-byte `struct alloc_tag_slot` before the vector, whose slots are rounded up to "
+          "8 bytes a vector), by the kernel's sizes, which the benchmark "
           "module reads; the vectors' call site `alloc_slab_obj_exts` in /proc/allocinfo, "
           "counted from boot; the objects in slabs (/proc/slabinfo `num_objs`). The call "
           "site counts only some vectors: those of the normal kmalloc caches are allocated "
