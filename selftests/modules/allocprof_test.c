@@ -1311,7 +1311,7 @@ static unsigned long aptest_forge_id, aptest_forge_value;
 static u16 *aptest_slot(void *obj)
 {
 	struct slab *slab = virt_to_slab(obj);
-	struct slabobj_ext *ext = slab ? slab_obj_exts(slab) : NULL;
+	struct slabobj_ext *ext = slab ? slab_obj_vec(slab) : NULL;
 
 	if (!ext)
 		return NULL;
@@ -1361,7 +1361,7 @@ static int aptest_forge_overlive_run(void)
 		goto out;
 	}
 	slab = virt_to_slab(live);
-	ext = slab_obj_exts(slab);
+	ext = slab_obj_vec(slab);
 	for (i = 0; i < slab->objects; i++) {
 		other = &slab_obj_slot(ext, i)->id;
 		if (!READ_ONCE(*other))
