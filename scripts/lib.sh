@@ -39,8 +39,8 @@ die() { printf 'allocprof: error: %s\n' "$*" >&2; exit 1; }
 say() { printf '[%4ss] %s\n' "$(($(date +%s) - _t0))" "$*" >&2; }
 
 case "$KFLAVOUR" in
-base | debug | upstream | noprof) ;;
-*) die "unknown KFLAVOUR '$KFLAVOUR' (base, debug, upstream or noprof)" ;;
+base | debug | upstream | noprof | distro) ;;
+*) die "unknown KFLAVOUR '$KFLAVOUR' (base, debug, upstream, noprof or distro)" ;;
 esac
 
 # Version of the kernel source package, e.g. 6.12.117-1~deb12u1.
