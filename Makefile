@@ -18,7 +18,7 @@
 #   make setup             install what is missing (Debian packages, bindgen)
 #   make clean | distclean remove build products | also the kernel cache
 #
-# KFLAVOUR=base|debug|upstream|noprof chooses the kernel (default base).  KDIR=...
+# KFLAVOUR=base|debug|upstream|noprof|distro chooses the kernel (default base).  KDIR=...
 # builds the module against another kernel tree (then pass LLVM=... as that
 # tree was built).  MODSRC=DIR builds the module from DIR's Kbuild, src/ and
 # selftests/modules/ (make mutants), GUEST_NAME=NAME stages it in and makes
@@ -182,6 +182,12 @@ soak: setup
 # BENCH_PARAMS (see bench/run).
 bench: setup
 	@bench/run
+
+# allocprof on a Debian 12 system booted with systemd, on the distro
+# flavour's kernel (not part of check; needs root): scripts/distro-check.
+.PHONY: distro-check
+distro-check: setup
+	@KFLAVOUR=distro scripts/distro-check
 
 # Debian packages (not part of check): the patched kernel (bindeb-pkg, the
 # base flavour's config, -allocprof), allocprof-modules-<release>, allocinfo

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Runs once in the Debian guest of scripts/distro-check, as the unit
+# allocprof-distro-check.service (Type=exec, so that the boot it waits for
+# can finish): once the boot has finished, one "DISTRO-CHECK key value"
+# line per fact on the second serial port, which the host reads; then
+# "DISTRO-CHECK done".  The host scrapes node_exporter then and stops the
+# guest.
+exec >/dev/ttyS1 2>&1
+say() { echo "DISTRO-CHECK $*"; }
+state=$(systemctl is-system-running --wait)
+say "system-state $state"
+say "modules-load $(systemctl is-active systemd-modules-load.service)"
+say "modules-load-result $(systemctl show -P Result systemd-modules-load.service)"
+if grep -q '^allocprof ' /proc/modules; then say "allocprof-loaded yes"; else say "allocprof-loaded no"; fi
+say "cmdline $(cat /proc/cmdline)"
+journalctl -k -b -o cat | grep -m1 'allocprof: counting since' | sed 's/^/DISTRO-CHECK journal /'
+say "allocinfo-lines $(wc -l </proc/allocinfo)"
+sort -g /proc/allocinfo | tail -n 3 | sed 's/^/DISTRO-CHECK top /'
+say "node-exporter $(systemctl is-active prometheus-node-exporter.service)"
+say "failed-units $(systemctl list-units --failed --plain --no-legend | awk '{print $1}' | tr '\n' ' ')"
+say done
