@@ -183,14 +183,15 @@ soak: setup
 bench: setup
 	@bench/run
 
-# allocprof on a Debian 12 system booted with systemd, on the distro
-# flavour's kernel (not part of check; needs root): scripts/distro-check.
+# The packages of make deb installed on a Debian 12 system booted with
+# systemd, their kernel booted with alloc_tag.record=1 (not part of check;
+# needs root): scripts/distro-check.
 .PHONY: distro-check
 distro-check: setup
 	@KFLAVOUR=distro scripts/distro-check
 
 # Debian packages (not part of check): the patched kernel (bindeb-pkg, the
-# base flavour's config, -allocprof), allocprof-modules-<release>, allocinfo
+# distro flavour's config, -allocprof), allocprof-modules-<release>, allocinfo
 # with its node_exporter timer, allocprof-dkms; lintian on each.  Into
 # DEB_OUT (default $(CACHE)/deb); see packaging/README.md.
 .PHONY: deb

@@ -13,9 +13,16 @@ say "modules-load $(systemctl is-active systemd-modules-load.service)"
 say "modules-load-result $(systemctl show -P Result systemd-modules-load.service)"
 if grep -q '^allocprof ' /proc/modules; then say "allocprof-loaded yes"; else say "allocprof-loaded no"; fi
 say "cmdline $(cat /proc/cmdline)"
+say "release $(uname -r)"
+say "allocprof-file $(modinfo -n allocprof 2>/dev/null)"
 journalctl -k -b -o cat | grep -m1 'allocprof: counting since' | sed 's/^/DISTRO-CHECK journal /'
 say "allocinfo-lines $(wc -l </proc/allocinfo)"
 sort -g /proc/allocinfo | tail -n 3 | sed 's/^/DISTRO-CHECK top /'
+# The timer's first run is 15 s after boot (allocinfo-textfile.timer).
+prom=/var/lib/prometheus/node-exporter/allocinfo.prom
+i=0
+while [ ! -s "$prom" ] && [ $i -lt 60 ]; do sleep 2; i=$((i + 1)); done
+say "textfile-series $(grep -c '^allocinfo_bytes{' "$prom" 2>/dev/null || echo 0)"
 say "node-exporter $(systemctl is-active prometheus-node-exporter.service)"
 say "failed-units $(systemctl list-units --failed --plain --no-legend | awk '{print $1}' | tr '\n' ' ')"
 say done
