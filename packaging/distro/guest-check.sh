@@ -3,8 +3,8 @@
 # allocprof-distro-check.service (Type=exec, so that the boot it waits for
 # can finish): once the boot has finished, one "DISTRO-CHECK key value"
 # line per fact on the second serial port, which the host reads; then
-# "DISTRO-CHECK done".  The host scrapes node_exporter then and stops the
-# guest.
+# "DISTRO-CHECK done", then samples of /proc/allocinfo.  The host scrapes
+# node_exporter then and stops the guest.
 exec >/dev/ttyS1 2>&1
 say() { echo "DISTRO-CHECK $*"; }
 state=$(systemctl is-system-running --wait)
@@ -26,3 +26,11 @@ say "textfile-series $(grep -c '^allocinfo_bytes{' "$prom" 2>/dev/null || echo 0
 say "node-exporter $(systemctl is-active prometheus-node-exporter.service)"
 say "failed-units $(systemctl list-units --failed --plain --no-legend | awk '{print $1}' | tr '\n' ' ')"
 say done
+# Then, until the host stops the guest, /proc/allocinfo's three largest call
+# sites every 2 s with the time (seconds since the epoch), for the host's
+# comparison with what its Prometheus server scraped.
+while :; do
+	t=$(date +%s)
+	sort -g /proc/allocinfo | tail -n 3 | sed "s/^/DISTRO-CHECK sample $t /"
+	sleep 2
+done
