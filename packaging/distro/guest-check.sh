@@ -6,6 +6,10 @@
 # "DISTRO-CHECK done", then samples of /proc/allocinfo.  The host scrapes
 # node_exporter then and stops the guest.
 exec >/dev/ttyS1 2>&1
+# The next boot purges the packages (the host stops this one).
+systemctl disable allocprof-distro-check.service 2>/dev/null
+systemctl enable allocprof-distro-purge.service 2>/dev/null
+sync
 say() { echo "DISTRO-CHECK $*"; }
 state=$(systemctl is-system-running --wait)
 say "system-state $state"

@@ -8,6 +8,9 @@
 exec >/dev/ttyS1 2>&1
 say() { echo "DISTRO-INSTALL $*"; }
 systemctl is-system-running --wait >/dev/null
+# The files before, for the purge of the third boot.
+. /usr/local/sbin/allocprof-distro-files
+files >/root/files-before
 cd /root/debs || exit 1
 if dpkg -i linux-image-*.deb allocprof-modules-*.deb allocinfo_*.deb >/root/dpkg.log 2>&1; then
 	say "dpkg ok"

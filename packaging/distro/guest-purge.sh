@@ -1,0 +1,23 @@
+#!/bin/sh
+# Runs once in the Debian guest of scripts/distro-check, at its third boot
+# (on the distro flavour's kernel), as allocprof-distro-purge.service:
+# purges the packages the first boot installed, removes the modules-load.d
+# file that boot copied, and compares the root's files with the list the
+# first boot took before installing.  "DISTRO-PURGE key value" lines on the
+# second serial port, then it powers off.
+exec >/dev/ttyS1 2>&1
+say() { echo "DISTRO-PURGE $*"; }
+systemctl is-system-running --wait >/dev/null
+. /usr/local/sbin/allocprof-distro-files
+pkgs=$(dpkg-query -W -f '${Package}\n' 'linux-image-*-allocprof' 'allocprof-modules-*' allocinfo 2>/dev/null | grep -v '^$' | tr '\n' ' ')
+say "packages $pkgs"
+# shellcheck disable=SC2086
+if dpkg --purge $pkgs >/root/purge.log 2>&1; then say "purge ok"; else say "purge failed"; tail -n 20 /root/purge.log; fi
+rm -f /etc/modules-load.d/allocprof.conf
+files >/root/files-after
+say "left $(diff /root/files-before /root/files-after | grep -c '^[<>]')"
+diff /root/files-before /root/files-after | grep '^[<>]' | head -n 20 | sed 's/^/DISTRO-PURGE diff /'
+systemctl disable allocprof-distro-purge.service 2>/dev/null
+say done
+sync
+systemctl poweroff
