@@ -13,6 +13,8 @@ BINDGEN_BIN=${BINDGEN_BIN:-$HOME/.cargo/bin/bindgen}
 # out of Debian's prometheus package by scripts/setup, not installed (that
 # would start a Prometheus server on this machine).
 PROMTOOL_BIN=$CACHE/tools/promtool
+# The Prometheus server of make distro-check, from the same package.
+PROMETHEUS_BIN=$CACHE/tools/prometheus
 LLVM_SUFFIX=-19
 
 # Packages installed by scripts/setup, by name only: everything the
@@ -51,6 +53,43 @@ ksrc_version() {
 
 # The same, usable in a path (make does not like '~').
 ksrc_tag() { ksrc_version | tr -c 'A-Za-z0-9.+\n-' '_'; }
+
+# apt_install_missing LOG PACKAGE...: installs (as root, without
+# recommends) those of the Debian packages that are not installed, apt's
+# output in LOG; without root it fails naming them.  Updates the package
+# lists first unless APT_NO_UPDATE=1.
+apt_install_missing() {
+	local log=$1 p missing=()
+	shift
+	for p in "$@"; do
+		dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
+	[ "$(id -u)" -eq 0 ] || die "missing Debian packages: ${missing[*]}; run this as root (apt-get install)"
+	say "installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	if [ "${APT_NO_UPDATE:-0}" != 1 ]; then
+		apt-get update -q >"$log" 2>&1 || { tail -n 20 "$log" >&2; die "apt-get update failed"; }
+	fi
+	apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$log" 2>&1 ||
+		{ tail -n 20 "$log" >&2; die "apt-get install failed"; }
+}
+
+# tool_from_deb PACKAGE PATH DEST: the program PATH (e.g. usr/bin/promtool)
+# out of Debian's PACKAGE, downloaded (not installed), to DEST.
+tool_from_deb() {
+	local pkg=$1 path=$2 dest=$3 d
+	[ ! -x "$dest" ] || return 0
+	say "taking /$path out of Debian's $pkg package"
+	d=$(mktemp -d)
+	if ! (cd "$d" && apt-get download -q "$pkg" >/dev/null 2>&1); then
+		[ "$(id -u)" -eq 0 ] && apt-get update -q >/dev/null
+		(cd "$d" && apt-get download -q "$pkg" >/dev/null) || die "apt-get download $pkg failed"
+	fi
+	dpkg-deb -x "$d/$(cd "$d" && ls "${pkg}"_*.deb | head -n1)" "$d/x" &&
+		install -D -m 755 "$d/x/$path" "$dest" || die "no /$path in Debian's $pkg package"
+	rm -rf "$d"
+}
 
 # Where the flavour's kernel source and build tree live.
 flavour_src() {
