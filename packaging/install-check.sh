@@ -8,9 +8,10 @@ rel=$1 version=$2
 export DEBIAN_FRONTEND=noninteractive
 fail() { echo "install-check: FAIL: $*" >&2; exit 1; }
 ok() { echo "install-check: ok: $*"; }
-# Every path on the root file system but dpkg's, apt's and the logs' own.
+# Every path on the root file system but dpkg's, apt's and the logs' own,
+# and /run (a tmpfs on a booted system: systemd-analyze below writes there).
 files() {
-	find / -xdev \( -path /proc -o -path /tmp -o -path /var/lib/dpkg -o -path /var/log \
+	find / -xdev \( -path /proc -o -path /run -o -path /tmp -o -path /var/lib/dpkg -o -path /var/log \
 		-o -path /var/cache -o -path /var/lib/apt \) -prune -o -print | LC_ALL=C sort
 }
 purge_and_compare() {
