@@ -22,6 +22,11 @@ say "allocprof-file $(modinfo -n allocprof 2>/dev/null)"
 journalctl -k -b -o cat | grep -m1 'allocprof: counting since' | sed 's/^/DISTRO-CHECK journal /'
 say "allocinfo-lines $(wc -l </proc/allocinfo)"
 sort -g /proc/allocinfo | tail -n 3 | sed 's/^/DISTRO-CHECK top /'
+# The packaged tool on the running kernel (-v: how it read it).
+allocinfo top --live -v -n 3 >/tmp/live-top 2>/tmp/live-top.err
+say "live-top-rc $?"
+sed 's/^/DISTRO-CHECK live-top /' /tmp/live-top
+sed 's/^/DISTRO-CHECK live-top-how /' /tmp/live-top.err
 # The timer's first run is 15 s after boot (allocinfo-textfile.timer).
 prom=/var/lib/prometheus/node-exporter/allocinfo.prom
 i=0
