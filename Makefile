@@ -161,6 +161,8 @@ lint-host:
 demo: initramfs
 	@qemu/run --flavour $(KFLAVOUR) --add scripts/demo.sh -- sh /root/demo.sh
 
+# CHECK_DISTRO=1 (CI's .ci/run) adds make distro-check, its checks counted
+# with the others.
 check: setup
 	@scripts/check
 
