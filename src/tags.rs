@@ -18,7 +18,7 @@ use kernel::{
 
 use crate::counters::{Counters, SectionCounters};
 use crate::ids::{Flags, IdSet, SiteId, BLOCK_IDS, WATCH_ENTRIES, WATCH_FIRST};
-use crate::sys::backend::{Site, Tag, TagSection, Tags};
+use crate::sys::backend::{rust_sites, Site, Tag, TagSection, Tags};
 use crate::text::BStr;
 
 /// The call sites the profiler marked inaccurate, those with allocations
@@ -372,12 +372,14 @@ impl Registry {
         }
     }
 
-    /// A number that changes whenever a module's call sites come or go
-    /// (`ALLOCINFO_IOC_CONTENT_ID`): the registration's `generation` and
-    /// the count of sections added and removed, so that it also changes
-    /// when allocprof itself is reloaded.
+    /// A number that changes whenever call sites come or go
+    /// (`ALLOCINFO_IOC_CONTENT_ID`): the registration's `generation`, and
+    /// the count of sections added and removed plus that of the Rust lines
+    /// the kernel gave tags ([`rust_sites`]), so that it also changes when
+    /// allocprof itself is reloaded.
     pub(crate) fn content_id(&self, generation: u32) -> u64 {
-        (u64::from(generation) << 32) | (self.changes & 0xffff_ffff)
+        let changes = self.changes.wrapping_add(u64::from(rust_sites()));
+        (u64::from(generation) << 32) | (changes & 0xffff_ffff)
     }
 
     /// Per-CPU memory of the counters of every section, a CPU's share.
@@ -416,7 +418,7 @@ impl Registry {
             return;
         };
         if let Some(tags) = s.tags() {
-            if let Some(tag) = tags.get(id.index() - s.first.index()) {
+            if let Some(tag) = tags.get(id.index() - s.first.index()).filter(|t| t.named()) {
                 f(&tag.site(), false, tag.inaccurate());
             }
         } else if let Some(d) = s.dead.iter().find(|d| d.id == id) {
@@ -432,11 +434,12 @@ impl Registry {
     }
 
     /// Calls `f` with the id and tag of every call site of the loaded
-    /// images, in id order.
+    /// images, in id order (not the free tags of the kernel's pool of Rust
+    /// call sites, [`Tag::named`]).
     pub(crate) fn for_each_tag(&mut self, mut f: impl FnMut(SiteId, Tag<'_>)) {
         for s in self.sections.values() {
             if let Some(tags) = s.tags() {
-                for (tag, id) in tags.iter().zip(s.ids()) {
+                for (tag, id) in tags.iter().zip(s.ids()).filter(|(t, _)| t.named()) {
                     f(id, tag);
                 }
             }
@@ -448,7 +451,7 @@ impl Registry {
     pub(crate) fn for_each_tag_of(&mut self, owner: usize, mut f: impl FnMut(SiteId, Tag<'_>)) {
         for s in self.sections.values().filter(|s| s.owner == owner) {
             if let Some(tags) = s.tags() {
-                for (tag, id) in tags.iter().zip(s.ids()) {
+                for (tag, id) in tags.iter().zip(s.ids()).filter(|(t, _)| t.named()) {
                     f(id, tag);
                 }
             }
@@ -546,7 +549,8 @@ impl SiteView<'_> {
 impl Registry {
     /// Calls `f` with every call site from `from` on, in id order (the
     /// order of `/proc/allocinfo`), until it returns true; one pass over
-    /// the sections, without a lookup per id.
+    /// the sections, without a lookup per id.  The free tags of the
+    /// kernel's pool of Rust call sites are left out ([`Tag::named`]).
     pub(crate) fn scan(&mut self, from: SiteId, mut f: impl FnMut(SiteId, SiteView<'_>) -> bool) {
         let Some(mut cursor) = self.sections.cursor_lower_bound(&from.get()) else {
             return;
@@ -558,7 +562,7 @@ impl Registry {
                     let (Some(id), Some(tag)) = (s.first.nth_after(n), tags.get(n)) else {
                         break;
                     };
-                    if f(id, SiteView::Live(tag)) {
+                    if tag.named() && f(id, SiteView::Live(tag)) {
                         return;
                     }
                 }

@@ -21,6 +21,13 @@ use kernel::{
 
 use super::mm::Pfn;
 
+/// The number of Rust lines the kernel has given a tag of its pool so far
+/// (`lib/alloc_tag_rust.c`); it only grows.
+pub(crate) fn rust_sites() -> u32 {
+    // SAFETY: A plain read of a counter, from any context.
+    unsafe { bindings::alloc_tag_rust_sites() }
+}
+
 /// One call site's `struct alloc_tag` in an `alloc_tags` section, valid for
 /// `'a`: borrowed from the section's [`Tags`], or handed to a hook for the
 /// call.  The kernel may set the tag's flags, and hooks read its back-end
@@ -38,8 +45,10 @@ pub(crate) struct Site<'a> {
     pub(crate) function: &'a [u8],
 }
 
-/// A tag's names and line, which the kernel never changes once the image
-/// is loaded.
+/// A tag's names and line, which the kernel never changes once they are
+/// set: a tag of an image has them when the image is loaded, one of the
+/// kernel's pool of Rust lines gets them once, filename last
+/// ([`Tag::named`]).
 ///
 /// # Invariants
 ///
@@ -155,19 +164,43 @@ impl<'a> Tag<'a> {
         flags & bindings::CODETAG_FLAG_INACCURATE != 0
     }
 
-    /// The tag's names and line.
+    /// Whether the call site has its names: every tag of a loaded image
+    /// has them, but for the free ones of the kernel's pool of Rust call
+    /// sites (`lib/alloc_tag_rust.c`), which get theirs, filename last,
+    /// when a Rust line first allocates.
+    pub(crate) fn named(self) -> bool {
+        // `filename` is an aligned pointer, with the layout of an
+        // `AtomicPtr`; the kernel publishes it with a release store after
+        // the other names.
+        // SAFETY: The tag is valid for `'a` (type invariant).
+        let file = unsafe {
+            AtomicPtr::from_ptr(
+                ptr::addr_of_mut!((*self.0.get()).ct.filename).cast::<*mut c_char>(),
+            )
+        };
+        !file.load(Ordering::Acquire).is_null()
+    }
+
+    /// The tag's names and line (all NULL and 0 for a free tag of the
+    /// kernel's pool of Rust lines).
     fn names(self) -> Names<'a> {
         let tag = self.0.get();
-        // These fields are not written once the tag's image is loaded (the
-        // kernel writes `flags`, which is not read here: no reference to
-        // the whole `codetag` is made).
-        // SAFETY: So they can be read while the tag is valid, for `'a`.
-        let (file, function, module, line) = unsafe {
-            let ct = ptr::addr_of!((*tag).ct);
-            ((*ct).filename, (*ct).function, (*ct).modname, (*ct).lineno)
+        let (file, function, module, line) = if self.named() {
+            // These fields are not written once the tag has its names: the
+            // tags of an image have them when it is loaded, a tag of the
+            // pool once its filename is set, which `named` read with
+            // acquire (the kernel writes `flags`, which is not read here:
+            // no reference to the whole `codetag` is made).
+            // SAFETY: So they can be read while the tag is valid, for `'a`.
+            unsafe {
+                let ct = ptr::addr_of!((*tag).ct);
+                ((*ct).filename, (*ct).function, (*ct).modname, (*ct).lineno)
+            }
+        } else {
+            (ptr::null(), ptr::null(), ptr::null(), 0)
         };
-        // INVARIANT: A code tag's names are NULL or strings of its image,
-        // which lives as long as the tag.
+        // INVARIANT: A code tag's names are NULL or strings of its image
+        // (the pool's are in vmlinux), which lives as long as the tag.
         Names {
             file,
             function,
