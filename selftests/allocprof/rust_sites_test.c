@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rust_sites_test: allocations made from Rust are counted for the Rust line
+ * that asked (issue #26), not for the kernel crate's C helpers.
+ *
+ * allocprof_rust_test allocates at known lines of its init with KVec, KBox,
+ * VBox and Arc and logs "allocprof_rust_test: site LINE KIND SIZE COUNT"
+ * for each (selftests/modules/allocprof_rust_test.rs).  Each of those lines
+ * must show in /proc/allocinfo once, as
+ * ".../allocprof_rust_test.rs:LINE [allocprof_rust_test] func:RustTest::init",
+ * with the bytes and calls computed from that and the kernel's caches; no
+ * line of the helpers (rust/helpers/slab.c, vmalloc.c) may show; after
+ * rmmod each line is at 0/0, and a second load counts on the same lines.
+ */
+#include "allocprof_lib.h"
+
+#define RUST_MODULE "allocprof_rust_test"
+#define RUST_FUNC "RustTest::init"
+#define MAX_SITES 16
+
+struct rust_site {
+	int line;
+	char kind[16];
+	long long size;
+	unsigned long long count;
+	long long bytes;		/* what the line must show */
+	unsigned long long calls;
+};
+
+static struct rust_site sites[MAX_SITES];
+static int nsites;
+
+/* The number of "site" lines the module has logged so far. */
+static int logged_sites(void)
+{
+	return (int)ap_sh_num("dmesg | grep -c '%s: site '", RUST_MODULE);
+}
+
+/*
+ * The sites of the load that logged after the first `skip` site lines, with
+ * the figures each must show; 0 on success.
+ */
+static int read_sites(int skip)
+{
+	char buf[8192], *line, *save = NULL;
+	int seen = 0;
+
+	if (ap_sh_out(buf, sizeof(buf), "dmesg | grep '%s: site '", RUST_MODULE) < 0)
+		return -1;
+	nsites = 0;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct rust_site *s = &sites[nsites];
+		const char *at = strstr(line, RUST_MODULE ": site ");
+
+		if (!at || seen++ < skip || nsites == MAX_SITES)
+			continue;
+		if (sscanf(at + strlen(RUST_MODULE ": site "), "%d %15s %lld %llu", &s->line,
+			   s->kind, &s->size, &s->count) != 4)
+			return -1;
+		if (!strcmp(s->kind, "kmalloc")) {
+			const char *cache = ap_kmalloc_cache(s->size);
+			long long unit = cache ? ap_slab_size(cache) : -1;
+
+			if (unit <= 0)
+				return -1;
+			s->bytes = unit * (long long)s->count;
+			s->calls = s->count;
+		} else if (!strcmp(s->kind, "vmalloc")) {
+			long long unit = 0;
+			unsigned long long calls = 0;
+
+			if (ap_vmalloc_unit(s->size, &unit, &calls))
+				return -1;
+			s->bytes = unit * (long long)s->count;
+			s->calls = calls * s->count;
+		} else {
+			return -1;
+		}
+		nsites++;
+	}
+	return nsites > 0 ? 0 : -1;
+}
+
+/*
+ * The figures of the line ".../allocprof_rust_test.rs:LINE [module]
+ * func:RustTest::init"; found is the number of such lines.
+ */
+static struct ap_fig rust_line(int line)
+{
+	char at[64], tail[128], *buf, *l, *save = NULL;
+	struct ap_fig fig = { 0, 0, 0, 0 };
+
+	snprintf(at, sizeof(at), "/" RUST_MODULE ".rs:%d ", line);
+	snprintf(tail, sizeof(tail), " [" RUST_MODULE "] func:" RUST_FUNC " ");
+	buf = ap_slurp(AP_ALLOCINFO, NULL);
+	if (!buf)
+		return fig;
+	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		size_t n = strlen(l), t = strlen(tail);
+
+		ap_cut_inaccurate(l);
+		n = strlen(l);
+		if (!strstr(l, at) || n < t || strcmp(l + n - t, tail))
+			continue;
+		if (sscanf(l, "%lld %llu", &fig.bytes, &fig.calls) == 2)
+			fig.found++;
+	}
+	free(buf);
+	return fig;
+}
+
+static int line_is(const struct rust_site *s, long long bytes, unsigned long long calls)
+{
+	struct ap_fig f = rust_line(s->line);
+
+	if (f.found == 1 && f.bytes == bytes && f.calls == calls)
+		return 1;
+	ksft_print_msg("%s.rs:%d (%s %lld x%llu): %d line(s), %lld bytes %llu calls; expected %lld %llu\n",
+		       RUST_MODULE, s->line, s->kind, s->size, s->count, f.found, f.bytes, f.calls,
+		       bytes, calls);
+	return 0;
+}
+
+static void t_site(int i)
+{
+	const struct rust_site *s = &sites[i];
+
+	ksft_test_result(line_is(s, s->bytes, s->calls),
+			 "line %d (%s of %lld bytes, %llu times): %lld bytes, %llu calls\n", s->line,
+			 s->kind, s->size, s->count, s->bytes, s->calls);
+}
+
+static void t_no_helper(int i)
+{
+	(void)i;
+	ksft_test_result(ap_sh("grep -q 'rust/helpers/slab.c\\|rust/helpers/vmalloc.c' %s",
+			       AP_ALLOCINFO) != 0,
+			 "no line of the allocation helpers (rust/helpers/slab.c, vmalloc.c)\n");
+}
+
+static void t_unloaded(int i)
+{
+	int ok = ap_sh("rmmod " RUST_MODULE) == 0, s;
+
+	(void)i;
+	for (s = 0; s < nsites; s++)
+		ok &= line_is(&sites[s], 0, 0);
+	ksft_test_result(ok, "after rmmod, each line at 0/0\n");
+}
+
+static void t_reloaded(int i)
+{
+	int before = logged_sites(), ok, s;
+
+	(void)i;
+	ok = ap_sh("modprobe " RUST_MODULE) == 0 && logged_sites() == before + nsites;
+	for (s = 0; s < nsites; s++)
+		ok &= line_is(&sites[s], sites[s].bytes, sites[s].calls);
+	ok &= ap_sh("rmmod " RUST_MODULE) == 0;
+	for (s = 0; s < nsites; s++)
+		ok &= line_is(&sites[s], 0, 0);
+	ksft_test_result(ok, "loaded again: the same lines count it, and are at 0/0 after rmmod\n");
+}
+
+static const struct ap_step steps[] = {
+	AP_STEP_EACH(t_site, &nsites),
+	AP_STEP(t_no_helper),
+	AP_STEP(t_unloaded),
+	AP_STEP(t_reloaded),
+};
+
+int main(void)
+{
+	int before;
+
+	ksft_print_header();
+	if (ap_start(NULL))
+		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
+	if (ap_module_loaded(RUST_MODULE) && ap_sh("rmmod " RUST_MODULE))
+		ksft_exit_fail_msg("cannot unload %s\n", RUST_MODULE);
+	before = logged_sites();
+	if (ap_sh("modprobe " RUST_MODULE))
+		ksft_exit_fail_msg("cannot load %s\n", RUST_MODULE);
+	if (read_sites(before))
+		ksft_exit_fail_msg("%s logged no sites the test can read\n", RUST_MODULE);
+	AP_RUN_STEPS(steps);
+	ksft_finished();
+}
