@@ -80,12 +80,32 @@ static int control(const char *fmt, const char *arg)
 	return -err;
 }
 
+/*
+ * No call site's flags changed since the start: every line of the control
+ * file then is still there, the same and in the same order, and any other
+ * line is a call site that appeared since, with the flags a new call site
+ * gets (=p): a Rust line gets its call site when it first allocates (patch
+ * 0017), e.g. allocprof's own when it first keeps a fault entry.
+ */
 static int unchanged(void)
 {
-	char *now = ap_slurp(AP_CONTROL, NULL);
-	int same = before && now && !strcmp(before, now);
+	char *now = ap_slurp(AP_CONTROL, NULL), *was = before ? strdup(before) : NULL;
+	char *b, *n, *bsave = NULL, *nsave = NULL;
+	int same = was && now;
 
+	b = same ? strtok_r(was, "\n", &bsave) : NULL;
+	for (n = same ? strtok_r(now, "\n", &nsave) : NULL; n; n = strtok_r(NULL, "\n", &nsave)) {
+		size_t l = strlen(n);
+
+		if (b && !strcmp(b, n))
+			b = strtok_r(NULL, "\n", &bsave);
+		else if (l < 3 || strcmp(n + l - 3, " =p"))
+			same = 0;
+	}
+	if (b)
+		same = 0;
 	free(now);
+	free(was);
 	return same;
 }
 
