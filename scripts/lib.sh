@@ -129,8 +129,10 @@ run_logged() {
 			say "  $what: $(($(date +%s) - start))s, $(wc -l <"$log") log lines, last: $(tail -n1 "$log" | cut -c1-60)"
 		fi
 	done
-	wait "$pid"
-	rc=$?
+	# (`|| rc=$?`: under set -e a plain failing wait would end the
+	# caller before the log's tail is printed.)
+	rc=0
+	wait "$pid" || rc=$?
 	if [ "$rc" -ne 0 ]; then
 		printf '\n--- last 40 lines of %s ---\n' "$log" >&2
 		tail -n 40 "$log" >&2
