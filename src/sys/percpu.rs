@@ -6,10 +6,12 @@
 use core::{
     marker::PhantomData,
     mem,
-    ptr::NonNull,
+    ptr::{self, NonNull},
     sync::atomic::{AtomicU64, Ordering},
 };
 use kernel::{bindings, error::code::ENOMEM, error::Result, init::Zeroable};
+
+use super::backend::OwnMemory;
 
 /// A zeroed per-CPU array of `len` `T`s, freed on drop.
 ///
@@ -32,12 +34,17 @@ unsafe impl<T: Zeroable> Send for PerCpuArray<T> {}
 unsafe impl<T: Zeroable> Sync for PerCpuArray<T> {}
 
 impl<T: Zeroable> PerCpuArray<T> {
-    /// Allocates `len` zeroed elements for every possible CPU (`len` > 0).
+    /// Allocates `len` zeroed elements for every possible CPU (`len` > 0),
+    /// counted for the caller's line, as the kernel crate's allocations.
+    #[track_caller]
     pub(crate) fn new(len: usize) -> Result<Self> {
         let size = mem::size_of::<T>().checked_mul(len).ok_or(ENOMEM)?;
+        let loc = core::panic::Location::caller();
         // SAFETY: `__alloc_percpu` may be called with any size and alignment;
-        // it returns zeroed memory or NULL.
-        let ptr = unsafe { bindings::__alloc_percpu(size, mem::align_of::<T>()) };
+        // it returns zeroed memory or NULL.  A `Location` is static.
+        let ptr = unsafe {
+            bindings::__alloc_percpu(size, mem::align_of::<T>(), ptr::from_ref(loc).cast())
+        };
         let ptr = NonNull::new(ptr.cast::<T>()).ok_or(ENOMEM)?;
         // INVARIANT: `ptr` is a fresh allocation of `len` `T`s.
         Ok(Self {
@@ -56,6 +63,15 @@ impl<T: Zeroable> PerCpuArray<T> {
     /// The number of elements.
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    /// The allocation, for [`Registration::count_own`].
+    ///
+    /// [`Registration::count_own`]: super::backend::Registration::count_own
+    pub(crate) fn memory(&self) -> OwnMemory<'_> {
+        // SAFETY: `ptr` came from `__alloc_percpu` and is freed only when
+        // `self` is dropped, which the borrow prevents (type invariant).
+        unsafe { OwnMemory::percpu(self.ptr.as_ptr().cast()) }
     }
 }
 
