@@ -25,8 +25,11 @@ use kernel::{
 };
 
 use crate::ids::SiteId;
-use crate::sys::percpu::{
-    possible_cpus, read_on_cpu, this_cpu_add, this_cpu_add_pair, this_cpu_sub_pair, PerCpuArray,
+use crate::sys::{
+    backend::{OwnMemory, OwnSite},
+    percpu::{
+        possible_cpus, read_on_cpu, this_cpu_add, this_cpu_add_pair, this_cpu_sub_pair, PerCpuArray,
+    },
 };
 
 /// One call site's counters on one CPU.
@@ -62,10 +65,15 @@ const ARRAY_IDS: usize = 2048;
 pub(crate) struct SectionCounters {
     first: SiteId,
     blocks: KVec<PerCpuArray<Counter>>,
+    /// The line they are counted for: the caller's of
+    /// [`SectionCounters::new`].
+    site: OwnSite,
 }
 
 impl SectionCounters {
-    /// Zeroed counters for the ids `first..first + len` (`len` > 0).
+    /// Zeroed counters for the ids `first..first + len` (`len` > 0),
+    /// counted for the caller's line.
+    #[track_caller]
     pub(crate) fn new(first: SiteId, len: usize) -> Result<Self> {
         let nr = len.div_ceil(ARRAY_IDS);
         let mut blocks = KVec::with_capacity(nr, GFP_KERNEL)?;
@@ -73,7 +81,22 @@ impl SectionCounters {
             let ids = (len - b * ARRAY_IDS).min(ARRAY_IDS);
             blocks.push(PerCpuArray::new(ids)?, GFP_KERNEL)?;
         }
-        Ok(Self { first, blocks })
+        Ok(Self {
+            first,
+            blocks,
+            site: OwnSite::caller(),
+        })
+    }
+
+    /// Hands `count` the memory of the counters, with the line it is
+    /// counted for: for counters made before profiling started.
+    pub(crate) fn count_own(&self, count: &mut dyn FnMut(OwnSite, OwnMemory<'_>)) {
+        if let Some(memory) = OwnMemory::of_vec(&self.blocks) {
+            count(self.site, memory);
+        }
+        for block in self.blocks.iter() {
+            count(self.site, block.memory());
+        }
     }
 
     /// Per-CPU bytes, a CPU's share.
@@ -92,10 +115,13 @@ impl SectionCounters {
 /// of ids without counters (not in an attached section, watch ids) are NULL.
 pub(crate) struct Counters {
     sites: VBox<[AtomicPtr<Counter>; SiteId::SPACE]>,
+    /// The line the table is counted for: the caller's of [`Counters::new`].
+    site: OwnSite,
 }
 
 impl Counters {
-    /// A table with no counters yet.
+    /// A table with no counters yet, counted for the caller's line.
+    #[track_caller]
     pub(crate) fn new() -> Result<Self> {
         let sites =
             VBox::<[AtomicPtr<Counter>; SiteId::SPACE]>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
@@ -103,7 +129,18 @@ impl Counters {
         // NULL pointer.
         let sites = unsafe { sites.assume_init() };
         // INVARIANT: Every entry is NULL.
-        Ok(Self { sites })
+        Ok(Self {
+            sites,
+            site: OwnSite::caller(),
+        })
+    }
+
+    /// Hands `count` the table's memory, allocated before profiling
+    /// started, with the line it is counted for.
+    pub(crate) fn count_own(&self, count: &mut dyn FnMut(OwnSite, OwnMemory<'_>)) {
+        if let Some(memory) = OwnMemory::of_box(&self.sites) {
+            count(self.site, memory);
+        }
     }
 
     /// The table's bytes (the load message reports them).

@@ -13,7 +13,10 @@ use core::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*};
 
 use crate::ids::{page_reference, SiteId};
-use crate::sys::mm::{Pfn, PAGE_SIZE};
+use crate::sys::{
+    backend::{OwnMemory, OwnSite},
+    mm::{Pfn, PAGE_SIZE},
+};
 
 /// Back-reference storage per page, in bytes (for the closing figures).
 pub(crate) const BYTES_PER_PAGE: usize = core::mem::size_of::<AtomicU16>();
@@ -33,10 +36,14 @@ pub(crate) struct PageRefs {
     refs: KVVec<AtomicU16>,
     /// Page allocations whose frame lies beyond the array.
     untracked: AtomicU64,
+    /// The line the array is counted for: the caller's of [`PageRefs::new`].
+    site: OwnSite,
 }
 
 impl PageRefs {
-    /// An array covering page frames `0..nr_pfns`, all without an id.
+    /// An array covering page frames `0..nr_pfns`, all without an id,
+    /// counted for the caller's line.
+    #[track_caller]
     pub(crate) fn new(nr_pfns: usize) -> Result<Self> {
         let mut refs = KVVec::with_capacity(nr_pfns, GFP_KERNEL)?;
         for _ in 0..nr_pfns {
@@ -45,7 +52,16 @@ impl PageRefs {
         Ok(Self {
             refs,
             untracked: AtomicU64::new(0),
+            site: OwnSite::caller(),
         })
+    }
+
+    /// Hands `count` the array's memory, allocated before profiling
+    /// started, with the line it is counted for.
+    pub(crate) fn count_own(&self, count: &mut dyn FnMut(OwnSite, OwnMemory<'_>)) {
+        if let Some(memory) = OwnMemory::of_vec(&self.refs) {
+            count(self.site, memory);
+        }
     }
 
     /// Bytes used by the array.

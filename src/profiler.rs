@@ -22,7 +22,9 @@ use crate::query::{final_flags, queries, Query};
 use crate::showmem;
 use crate::sys::{
     self,
-    backend::{new_generation, Backend, FailKind, Gfp, ObjSlot, Tag, TagSection},
+    backend::{
+        new_generation, Backend, FailKind, Gfp, ObjSlot, OwnMemory, Registration, Tag, TagSection,
+    },
     mm::{max_pfn, Pfn},
     sync::TryMutex,
 };
@@ -111,6 +113,32 @@ impl Profiler {
     /// site has `f`, or `control=` may give it to a module that loads.
     pub(crate) fn wants_failures(&self) -> bool {
         self.faults.in_use() || self.load_gives_fail
+    }
+
+    /// Counts the profiler's own tables, which it allocated before its
+    /// hooks could see them, for the lines that allocated them: the page
+    /// back-references, the table of counter addresses and the counters of
+    /// the sections added while registering.  `r` is the registration that
+    /// owns the profiler; profiling is on (else nothing is counted).  What
+    /// is counted already (adopted from the boot record, or counted when
+    /// profiling was on before) is left as it is.
+    pub(crate) fn count_own(r: &Registration<Profiler>) {
+        let p = r.data();
+        let mut failed = 0u32;
+        let mut count = |site, memory: OwnMemory<'_>| {
+            if r.count_own(site, memory).is_err() {
+                failed += 1;
+            }
+        };
+        p.pages.count_own(&mut count);
+        p.counters.count_own(&mut count);
+        p.registry.lock().count_own(&mut count);
+        if failed != 0 {
+            pr_warn!(
+                "{} of allocprof's own tables could not be counted\n",
+                failed
+            );
+        }
     }
 }
 

@@ -102,10 +102,12 @@ impl Profiling {
             (old, on_off) => {
                 if let Some(r) = &inner.registration {
                     r.enable(on_off == Mode::On);
-                    // Allocations made while it was off were not counted.
+                    // Allocations made while it was off were not counted,
+                    // except allocprof's own tables, counted from now on.
                     if old == Mode::Off && on_off == Mode::On {
                         let p = r.data();
                         p.registry.lock().mark_all_inaccurate(&p.inaccurate);
+                        Profiler::count_own(r);
                     }
                 }
             }
@@ -138,6 +140,9 @@ impl Profiling {
             p.registry.lock().mark_all_inaccurate(&p.inaccurate);
         }
         registration.enable(on);
+        if on {
+            Profiler::count_own(&registration);
+        }
         inner.registration = Some(registration);
         Ok(())
     }

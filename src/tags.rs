@@ -18,7 +18,7 @@ use kernel::{
 
 use crate::counters::{Counters, SectionCounters};
 use crate::ids::{Flags, IdSet, SiteId, BLOCK_IDS, WATCH_ENTRIES, WATCH_FIRST};
-use crate::sys::backend::{rust_sites, Site, Tag, TagSection, Tags};
+use crate::sys::backend::{rust_sites, OwnMemory, OwnSite, Site, Tag, TagSection, Tags};
 use crate::text::BStr;
 
 /// The call sites the profiler marked inaccurate, those with allocations
@@ -380,6 +380,14 @@ impl Registry {
     pub(crate) fn content_id(&self, generation: u32) -> u64 {
         let changes = self.changes.wrapping_add(u64::from(rust_sites()));
         (u64::from(generation) << 32) | (changes & 0xffff_ffff)
+    }
+
+    /// Hands `count` the memory of every section's counters, with the line
+    /// it is counted for: for counters made before profiling started.
+    pub(crate) fn count_own(&self, count: &mut dyn FnMut(OwnSite, OwnMemory<'_>)) {
+        for s in self.sections.values() {
+            s.counters.count_own(count);
+        }
     }
 
     /// Per-CPU memory of the counters of every section, a CPU's share.

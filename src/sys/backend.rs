@@ -11,7 +11,7 @@ use core::{
     sync::atomic::{AtomicPtr, AtomicU16, AtomicU64, Ordering},
 };
 use kernel::{
-    alloc::KBox,
+    alloc::{Allocator, Box, KBox, Vec},
     bindings,
     error::{code::EBUSY, to_result, Result},
     ffi::{c_char, c_int, c_uint, c_ulong, c_void},
@@ -26,6 +26,98 @@ use super::mm::Pfn;
 pub(crate) fn rust_sites() -> u32 {
     // SAFETY: A plain read of a counter, from any context.
     unsafe { bindings::alloc_tag_rust_sites() }
+}
+
+/// The call site one of the back end's own allocations is counted for: the
+/// tag of the Rust line that allocated it, taken where it allocates so that
+/// [`Registration::count_own`] can count the allocation once profiling is
+/// on (the hooks do not see what the back end allocates before it
+/// registers).
+///
+/// # Invariants
+///
+/// `0` is a tag of vmlinux (of its pool for Rust lines, or the one the pool
+/// falls back to), which is never freed.
+#[derive(Clone, Copy)]
+pub(crate) struct OwnSite(*mut bindings::alloc_tag);
+
+// SAFETY: The address of a tag that lives as long as the kernel, only ever
+// handed back to the kernel.
+unsafe impl Send for OwnSite {}
+// SAFETY: As for `Send`: nothing is read or written through it here.
+unsafe impl Sync for OwnSite {}
+
+impl OwnSite {
+    /// The site of the line that called the caller: in a `#[track_caller]`
+    /// constructor, the line its allocations are counted for (the kernel
+    /// crate's allocating functions are `#[track_caller]` too, so they are
+    /// handed the same `Location`).  Makes the line's tag if it has none yet,
+    /// named after the first function of allocprof in the call chain.
+    #[track_caller]
+    #[inline(always)]
+    pub(crate) fn caller() -> Self {
+        let loc = core::panic::Location::caller();
+        // SAFETY: A `Location` is static: the kernel keeps its address as
+        // the key of its tag and reads its file and line through the kernel
+        // crate's `rust_alloc_location()`.  Any context.
+        let tag = unsafe { bindings::alloc_tag_rust_tag(ptr::from_ref(loc).cast()) };
+        // INVARIANT: The kernel returns a tag of vmlinux.
+        Self(tag)
+    }
+}
+
+/// The memory of a box or vector of the kernel crate (kmalloc, vmalloc or
+/// kvmalloc) or of a [`PerCpuArray`](super::percpu::PerCpuArray), borrowed
+/// for `'a` from its owner, for [`Registration::count_own`].
+///
+/// # Invariants
+///
+/// `ptr` is the start of a live allocation, for `'a`: of kmalloc, vmalloc
+/// or kvmalloc if `percpu` is false, of the per-CPU allocator if it is true.
+pub(crate) struct OwnMemory<'a> {
+    ptr: *mut c_void,
+    percpu: bool,
+    _owner: PhantomData<&'a ()>,
+}
+
+impl<'a> OwnMemory<'a> {
+    /// The allocation of `b`, if it has one (not for a zero-sized `T`).
+    pub(crate) fn of_box<T: ?Sized, A: Allocator>(b: &'a Box<T, A>) -> Option<Self> {
+        let t: &T = b;
+        // INVARIANT: A box of non-zero size owns an allocation of its
+        // allocator, which starts with its value, as long as it is borrowed.
+        (core::mem::size_of_val(t) != 0).then_some(Self {
+            ptr: ptr::from_ref(t).cast::<c_void>().cast_mut(),
+            percpu: false,
+            _owner: PhantomData,
+        })
+    }
+
+    /// The allocation of `v`, if it has one (a capacity of non-zero size).
+    pub(crate) fn of_vec<T, A: Allocator>(v: &'a Vec<T, A>) -> Option<Self> {
+        // INVARIANT: A vector whose capacity has non-zero size owns an
+        // allocation of its allocator that starts at its first element, as
+        // long as it is borrowed (it cannot grow meanwhile).
+        (v.capacity() != 0 && core::mem::size_of::<T>() != 0).then_some(Self {
+            ptr: v.as_ptr().cast::<c_void>().cast_mut(),
+            percpu: false,
+            _owner: PhantomData,
+        })
+    }
+
+    /// A per-CPU allocation at per-CPU address `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is what `__alloc_percpu` returned, not freed for `'a`.
+    pub(crate) unsafe fn percpu(ptr: *mut c_void) -> Self {
+        // INVARIANT: The caller guarantees it.
+        Self {
+            ptr,
+            percpu: true,
+            _owner: PhantomData,
+        }
+    }
 }
 
 /// One call site's `struct alloc_tag` in an `alloc_tags` section, valid for
@@ -756,6 +848,25 @@ impl<D: Send + Sync + 'static> Registration<D> {
     pub(crate) fn enable(&self, on: bool) {
         // SAFETY: We are registered (type invariant).
         unsafe { bindings::alloc_tag_backend_enable(on) }
+    }
+
+    /// Counts `memory`, which the back end allocated before it registered
+    /// and has not freed, for `site` with its own hooks as if it were
+    /// allocated now: nothing while profiling is off, and nothing of what
+    /// the hooks count already (the boot record's allocations they were
+    /// handed).  `EINVAL` for memory of another kind, `ENOMEM` if a slab
+    /// object's slot could not be made.
+    pub(crate) fn count_own(&self, site: OwnSite, memory: OwnMemory<'_>) -> Result {
+        // SAFETY: We are registered (type invariant).  `memory` is a live
+        // allocation of the kind the call takes (its invariant), `site` a
+        // tag of vmlinux (its invariant).
+        to_result(unsafe {
+            if memory.percpu {
+                bindings::alloc_tag_count_existing_percpu(memory.ptr, site.0)
+            } else {
+                bindings::alloc_tag_count_existing(memory.ptr, site.0)
+            }
+        })
     }
 
     /// Turns the allocators' questions to [`Backend::should_fail`] on or
