@@ -11,6 +11,14 @@
  * with the bytes and calls computed from that and the kernel's caches; no
  * line of the helpers (rust/helpers/slab.c, vmalloc.c) may show; after
  * rmmod each line is at 0/0, and a second load counts on the same lines.
+ *
+ * allocprof counts its own tables, allocated before it could count, for its
+ * own lines once profiling is on: its page back-references (2 bytes for
+ * each page frame up to the kernel's max_pfn, from /proc/iomem) and its
+ * table of counter addresses (the size its load message gives) each show
+ * on one "src/FILE.rs:LINE [allocprof]" line with the bytes and calls the
+ * kernel's allocators account for that size; every line of allocprof's is
+ * named src/FILE.rs.
  */
 #include "allocprof_lib.h"
 
@@ -96,7 +104,7 @@ static struct ap_fig rust_line(int line)
 	if (!buf)
 		return fig;
 	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		size_t n = strlen(l), t = strlen(tail);
+		size_t n, t = strlen(tail);
 
 		ap_cut_inaccurate(l);
 		n = strlen(l);
@@ -162,7 +170,111 @@ static void t_reloaded(int i)
 	ksft_test_result(ok, "loaded again: the same lines count it, and are at 0/0 after rmmod\n");
 }
 
+/*
+ * The number of allocprof's lines with exactly these figures, or -1 if
+ * /proc/allocinfo cannot be read.
+ */
+static int own_lines(long long bytes, unsigned long long calls)
+{
+	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *l, *save = NULL;
+	int n = 0;
+
+	if (!buf)
+		return -1;
+	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		long long b;
+		unsigned long long c;
+		char file[256];
+
+		if (sscanf(l, "%lld %llu %255s", &b, &c, file) == 3 && b == bytes &&
+		    c == calls && !strncmp(file, "src/", 4) && strstr(l, " [allocprof] func:"))
+			n++;
+	}
+	free(buf);
+	return n;
+}
+
+/*
+ * What the kernel counts for a kvmalloc() of @size bytes that kmalloc
+ * serves: an object of its kmalloc cache, or above the largest cache the
+ * power-of-two pages of a large kmalloc.  0 on success.
+ */
+static int kvmalloc_figures(long long size, long long *bytes, unsigned long long *calls)
+{
+	const char *cache = ap_kmalloc_cache(size);
+	long page = sysconf(_SC_PAGESIZE);
+	long long pages = 1;
+
+	*calls = 1;
+	if (cache) {
+		*bytes = ap_slab_size(cache);
+		return *bytes > 0 ? 0 : -1;
+	}
+	while (pages * page < size)
+		pages *= 2;
+	*bytes = pages * page;
+	return 0;
+}
+
+static void t_own_pages(int i)
+{
+	/* The end of the last "System RAM" range: the kernel's max_pfn. */
+	long long end = ap_sh_num("printf '%%d\\n' 0x$(grep 'System RAM' /proc/iomem | "
+				  "tail -n 1 | sed 's/^ *[0-9a-f]*-\\([0-9a-f]*\\) .*/\\1/')",
+				  NULL);
+	long long pfns = (end + 1) / sysconf(_SC_PAGESIZE), bytes = -1;
+	unsigned long long calls = 0;
+	int n = -1;
+
+	(void)i;
+	if (end > 0 && !kvmalloc_figures(pfns * 2, &bytes, &calls))
+		n = own_lines(bytes, calls);
+	if (n != 1)
+		ksft_print_msg("%d lines of allocprof's at %lld bytes %llu calls\n", n, bytes, calls);
+	ksft_test_result(n == 1,
+			 "allocprof's page back-references (%lld page frames, 2 bytes each): one src/ line of %lld bytes, %llu call\n",
+			 pfns, bytes, calls);
+}
+
+static void t_own_counters(int i)
+{
+	long long kib = ap_sh_num("dmesg | sed -n 's/.*allocprof: loaded: .* \\([0-9]*\\) KiB of counter addresses.*/\\1/p' | tail -n 1",
+				  NULL);
+	long long bytes = 0;
+	unsigned long long calls = 0;
+	int n = -1;
+
+	(void)i;
+	if (kib > 0 && !ap_vmalloc_unit(kib * 1024, &bytes, &calls))
+		n = own_lines(bytes, calls);
+	if (n != 1)
+		ksft_print_msg("%d lines of allocprof's at %lld bytes %llu calls\n", n, bytes, calls);
+	ksft_test_result(n == 1,
+			 "allocprof's counter addresses (vmalloc of %lld KiB): one src/ line of %lld bytes, %llu calls\n",
+			 kib, bytes, calls);
+}
+
+static void t_own_names(int i)
+{
+	long all = ap_sh_num("grep -c ' \\[allocprof\\] func:' %s", AP_ALLOCINFO);
+	long src = ap_sh_num("grep -c '^ *[0-9]* *[0-9]* src/[a-z_/]*\\.rs:[0-9]* \\[allocprof\\] func:' %s",
+			     AP_ALLOCINFO);
+
+	(void)i;
+	if (all != src) {
+		ksft_print_msg("%ld lines of allocprof's, %ld of them src/FILE.rs:LINE; the others:\n",
+			       all, src);
+		ap_sh("grep ' \\[allocprof\\] func:' %s | grep -v '^ *[0-9]* *[0-9]* src/[a-z_/]*\\.rs:[0-9]* ' | sed 's/^/# /'",
+		      AP_ALLOCINFO);
+	}
+	ksft_test_result(all > 0 && all == src, "allocprof's %ld lines are all src/FILE.rs:LINE\n",
+			 all);
+}
+
 static const struct ap_step steps[] = {
+	AP_STEP(t_own_pages),
+	AP_STEP(t_own_counters),
+	AP_STEP(t_own_names),
 	AP_STEP_EACH(t_site, &nsites),
 	AP_STEP(t_no_helper),
 	AP_STEP(t_unloaded),
