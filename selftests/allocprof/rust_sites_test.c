@@ -11,6 +11,9 @@
  * with the bytes and calls computed from that and the kernel's caches; no
  * line of the helpers (rust/helpers/slab.c, vmalloc.c) may show; after
  * rmmod each line is at 0/0, and a second load counts on the same lines.
+ * The same for the allocations of its debugfs trigger, after load ("echo
+ * alloc", logged as "trigger-site ...", counted for func:Extra::new), which
+ * "echo free" brings to 0/0.
  *
  * allocprof counts its own tables, allocated before it could count, for its
  * own lines once profiling is on: its page back-references (2 bytes for
@@ -35,34 +38,53 @@ struct rust_site {
 	unsigned long long calls;
 };
 
-static struct rust_site sites[MAX_SITES];
-static int nsites;
+/* The sites of the init, and of the debugfs trigger. */
+struct rust_sites {
+	const char *tag;	/* the log lines' word: "site" or "trigger-site" */
+	const char *func;	/* the function the lines are counted for */
+	struct rust_site s[MAX_SITES];
+	int n;
+};
 
-/* The number of "site" lines the module has logged so far. */
+static struct rust_sites init_sites = { .tag = "site", .func = RUST_FUNC };
+static struct rust_sites trigger_sites = { .tag = "trigger-site", .func = "Extra::new" };
+
+#define TRIGGER "/sys/kernel/debug/" RUST_MODULE "/trigger"
+
+/* The number of @tag lines the module has logged so far. */
+static int logged(const struct rust_sites *set)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "dmesg | grep -c '%s: %s '", RUST_MODULE, set->tag);
+	return (int)ap_sh_num(cmd, NULL);
+}
+
 static int logged_sites(void)
 {
-	return (int)ap_sh_num("dmesg | grep -c '%s: site '", RUST_MODULE);
+	return logged(&init_sites);
 }
 
 /*
- * The sites of the load that logged after the first `skip` site lines, with
- * the figures each must show; 0 on success.
+ * The sites of @set logged after its first `skip` lines, with the figures
+ * each must show; 0 on success.
  */
-static int read_sites(int skip)
+static int read_set(struct rust_sites *set, int skip)
 {
-	char buf[8192], *line, *save = NULL;
+	char buf[8192], word[48], *line, *save = NULL;
 	int seen = 0;
 
-	if (ap_sh_out(buf, sizeof(buf), "dmesg | grep '%s: site '", RUST_MODULE) < 0)
+	snprintf(word, sizeof(word), "%s: %s ", RUST_MODULE, set->tag);
+	if (ap_sh_out(buf, sizeof(buf), "dmesg | grep '%s'", word) < 0)
 		return -1;
-	nsites = 0;
+	set->n = 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		struct rust_site *s = &sites[nsites];
-		const char *at = strstr(line, RUST_MODULE ": site ");
+		struct rust_site *s = &set->s[set->n];
+		const char *at = strstr(line, word);
 
-		if (!at || seen++ < skip || nsites == MAX_SITES)
+		if (!at || seen++ < skip || set->n == MAX_SITES)
 			continue;
-		if (sscanf(at + strlen(RUST_MODULE ": site "), "%d %15s %lld %llu", &s->line,
+		if (sscanf(at + strlen(word), "%d %15s %lld %llu", &s->line,
 			   s->kind, &s->size, &s->count) != 4)
 			return -1;
 		if (!strcmp(s->kind, "kmalloc")) {
@@ -84,22 +106,22 @@ static int read_sites(int skip)
 		} else {
 			return -1;
 		}
-		nsites++;
+		set->n++;
 	}
-	return nsites > 0 ? 0 : -1;
+	return set->n > 0 ? 0 : -1;
 }
 
 /*
  * The figures of the line ".../allocprof_rust_test.rs:LINE [module]
- * func:RustTest::init"; found is the number of such lines.
+ * func:FUNC"; found is the number of such lines.
  */
-static struct ap_fig rust_line(int line)
+static struct ap_fig rust_line(int line, const char *func)
 {
 	char at[64], tail[128], *buf, *l, *save = NULL;
 	struct ap_fig fig = { 0, 0, 0, 0 };
 
 	snprintf(at, sizeof(at), "/" RUST_MODULE ".rs:%d ", line);
-	snprintf(tail, sizeof(tail), " [" RUST_MODULE "] func:" RUST_FUNC " ");
+	snprintf(tail, sizeof(tail), " [" RUST_MODULE "] func:%s ", func);
 	buf = ap_slurp(AP_ALLOCINFO, NULL);
 	if (!buf)
 		return fig;
@@ -117,9 +139,10 @@ static struct ap_fig rust_line(int line)
 	return fig;
 }
 
-static int line_is(const struct rust_site *s, long long bytes, unsigned long long calls)
+static int line_is(const struct rust_sites *set, const struct rust_site *s, long long bytes,
+		   unsigned long long calls)
 {
-	struct ap_fig f = rust_line(s->line);
+	struct ap_fig f = rust_line(s->line, set->func);
 
 	if (f.found == 1 && f.bytes == bytes && f.calls == calls)
 		return 1;
@@ -131,9 +154,9 @@ static int line_is(const struct rust_site *s, long long bytes, unsigned long lon
 
 static void t_site(int i)
 {
-	const struct rust_site *s = &sites[i];
+	const struct rust_site *s = &init_sites.s[i];
 
-	ksft_test_result(line_is(s, s->bytes, s->calls),
+	ksft_test_result(line_is(&init_sites, s, s->bytes, s->calls),
 			 "line %d (%s of %lld bytes, %llu times): %lld bytes, %llu calls\n", s->line,
 			 s->kind, s->size, s->count, s->bytes, s->calls);
 }
@@ -151,8 +174,10 @@ static void t_unloaded(int i)
 	int ok = ap_sh("rmmod " RUST_MODULE) == 0, s;
 
 	(void)i;
-	for (s = 0; s < nsites; s++)
-		ok &= line_is(&sites[s], 0, 0);
+	for (s = 0; s < init_sites.n; s++)
+		ok &= line_is(&init_sites, &init_sites.s[s], 0, 0);
+	for (s = 0; s < trigger_sites.n; s++)
+		ok &= line_is(&trigger_sites, &trigger_sites.s[s], 0, 0);
 	ksft_test_result(ok, "after rmmod, each line at 0/0\n");
 }
 
@@ -161,12 +186,13 @@ static void t_reloaded(int i)
 	int before = logged_sites(), ok, s;
 
 	(void)i;
-	ok = ap_sh("modprobe " RUST_MODULE) == 0 && logged_sites() == before + nsites;
-	for (s = 0; s < nsites; s++)
-		ok &= line_is(&sites[s], sites[s].bytes, sites[s].calls);
+	ok = ap_sh("modprobe " RUST_MODULE) == 0 && logged_sites() == before + init_sites.n;
+	for (s = 0; s < init_sites.n; s++)
+		ok &= line_is(&init_sites, &init_sites.s[s], init_sites.s[s].bytes,
+			      init_sites.s[s].calls);
 	ok &= ap_sh("rmmod " RUST_MODULE) == 0;
-	for (s = 0; s < nsites; s++)
-		ok &= line_is(&sites[s], 0, 0);
+	for (s = 0; s < init_sites.n; s++)
+		ok &= line_is(&init_sites, &init_sites.s[s], 0, 0);
 	ksft_test_result(ok, "loaded again: the same lines count it, and are at 0/0 after rmmod\n");
 }
 
@@ -271,11 +297,33 @@ static void t_own_names(int i)
 			 all);
 }
 
+/* Allocated after load, from the debugfs trigger (main wrote "alloc"). */
+static void t_trigger_site(int i)
+{
+	const struct rust_site *s = &trigger_sites.s[i];
+
+	ksft_test_result(line_is(&trigger_sites, s, s->bytes, s->calls),
+			 "trigger line %d (%s of %lld bytes, %llu times): %lld bytes, %llu calls\n",
+			 s->line, s->kind, s->size, s->count, s->bytes, s->calls);
+}
+
+static void t_trigger_free(int i)
+{
+	int ok = ap_sh("echo free > " TRIGGER) == 0, s;
+
+	(void)i;
+	for (s = 0; s < trigger_sites.n; s++)
+		ok &= line_is(&trigger_sites, &trigger_sites.s[s], 0, 0);
+	ksft_test_result(ok, "after 'echo free' to the trigger, each of its lines at 0/0\n");
+}
+
 static const struct ap_step steps[] = {
 	AP_STEP(t_own_pages),
 	AP_STEP(t_own_counters),
 	AP_STEP(t_own_names),
-	AP_STEP_EACH(t_site, &nsites),
+	AP_STEP_EACH(t_site, &init_sites.n),
+	AP_STEP_EACH(t_trigger_site, &trigger_sites.n),
+	AP_STEP(t_trigger_free),
 	AP_STEP(t_no_helper),
 	AP_STEP(t_unloaded),
 	AP_STEP(t_reloaded),
@@ -293,8 +341,12 @@ int main(void)
 	before = logged_sites();
 	if (ap_sh("modprobe " RUST_MODULE))
 		ksft_exit_fail_msg("cannot load %s\n", RUST_MODULE);
-	if (read_sites(before))
+	if (read_set(&init_sites, before))
 		ksft_exit_fail_msg("%s logged no sites the test can read\n", RUST_MODULE);
+	before = logged(&trigger_sites);
+	if (ap_sh("echo alloc > " TRIGGER) || read_set(&trigger_sites, before))
+		ksft_exit_fail_msg("%s: no allocations from its trigger the test can read\n",
+				   RUST_MODULE);
 	AP_RUN_STEPS(steps);
 	ksft_finished();
 }
