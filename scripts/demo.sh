@@ -19,6 +19,8 @@ if [ -r /proc/allocinfo ]; then
 		}
 		{ size = $1; $1 = ""; printf "%11s%s\n", iec(size), $0 }'
 	echo "== call sites: $(grep -c func: /proc/allocinfo); bytes tracked: $(awk '/func:/ { s += $1 } END { print s }' /proc/allocinfo)"
+	echo "== allocprof's own memory, by the Rust lines that allocated it (top 5):"
+	grep ' \[allocprof\] ' /proc/allocinfo | sort -g | tail -n 5
 fi
 if [ -e /proc/sys/vm/mem_profiling ]; then
 	echo "== vm.mem_profiling = $(cat /proc/sys/vm/mem_profiling)"
