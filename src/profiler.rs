@@ -75,6 +75,9 @@ impl Profiler {
     /// A profiler with no call sites yet and every page without a reference;
     /// `module` is allocprof's.
     /// `load_commands` are `control=`'s, for modules that load later.
+    /// Not inlined: its tables are counted for its lines, named after it
+    /// (the kernel names a Rust line after the function its code is in).
+    #[inline(never)]
     pub(crate) fn new(
         module: &'static ThisModule,
         load_commands: KVec<u8>,
