@@ -18,7 +18,7 @@ use kernel::{
 
 use crate::counters::{Counters, SectionCounters};
 use crate::ids::{Flags, IdSet, SiteId, BLOCK_IDS, WATCH_ENTRIES, WATCH_FIRST};
-use crate::sys::backend::{rust_sites, OwnMemory, OwnSite, Site, Tag, TagSection, Tags};
+use crate::sys::backend::{rust_changes, OwnMemory, OwnSite, Site, Tag, TagSection, Tags};
 use crate::text::BStr;
 
 /// The call sites the profiler marked inaccurate, those with allocations
@@ -374,11 +374,11 @@ impl Registry {
 
     /// A number that changes whenever call sites come or go
     /// (`ALLOCINFO_IOC_CONTENT_ID`): the registration's `generation`, and
-    /// the count of sections added and removed plus that of the Rust lines
-    /// the kernel gave tags ([`rust_sites`]), so that it also changes when
-    /// allocprof itself is reloaded.
+    /// the count of sections added and removed plus the kernel's count of
+    /// the changes of its Rust lines ([`rust_changes`]), so that it also
+    /// changes when allocprof itself is reloaded.
     pub(crate) fn content_id(&self, generation: u32) -> u64 {
-        let changes = self.changes.wrapping_add(u64::from(rust_sites()));
+        let changes = self.changes.wrapping_add(u64::from(rust_changes()));
         (u64::from(generation) << 32) | (changes & 0xffff_ffff)
     }
 
@@ -427,7 +427,7 @@ impl Registry {
         };
         if let Some(tags) = s.tags() {
             if let Some(tag) = tags.get(id.index() - s.first.index()).filter(|t| t.named()) {
-                f(&tag.site(), false, tag.inaccurate());
+                f(&tag.site(), tag.gone(), tag.inaccurate());
             }
         } else if let Some(d) = s.dead.iter().find(|d| d.id == id) {
             f(&d.site(), true, false);
@@ -443,11 +443,12 @@ impl Registry {
 
     /// Calls `f` with the id and tag of every call site of the loaded
     /// images, in id order (not the free tags of the kernel's pool of Rust
-    /// call sites, [`Tag::named`]).
+    /// call sites, [`Tag::named`], nor those of its lines whose module is
+    /// gone, [`Tag::gone`]).
     pub(crate) fn for_each_tag(&mut self, mut f: impl FnMut(SiteId, Tag<'_>)) {
         for s in self.sections.values() {
             if let Some(tags) = s.tags() {
-                for (tag, id) in tags.iter().zip(s.ids()).filter(|(t, _)| t.named()) {
+                for (tag, id) in tags.iter().zip(s.ids()).filter(|(t, _)| t.named() && !t.gone()) {
                     f(id, tag);
                 }
             }
@@ -540,9 +541,12 @@ impl SiteView<'_> {
         }
     }
 
-    /// Its module is gone.
+    /// Its module is gone (a Rust line's too, [`Tag::gone`]).
     pub(crate) fn gone(&self) -> bool {
-        matches!(self, SiteView::Gone(_))
+        match self {
+            SiteView::Live(t) => t.gone(),
+            SiteView::Gone(_) => true,
+        }
     }
 
     /// The kernel marked its tag inaccurate.

@@ -21,11 +21,12 @@ use kernel::{
 
 use super::mm::Pfn;
 
-/// The number of Rust lines the kernel has given a tag of its pool so far
-/// (`lib/alloc_tag_rust.c`); it only grows.
-pub(crate) fn rust_sites() -> u32 {
+/// A number that changes whenever the lines of the kernel's pool of tags
+/// for Rust lines change (`lib/alloc_tag_rust.c`): a line gets a tag, the
+/// module of some lines goes away or is loaded again.
+pub(crate) fn rust_changes() -> u32 {
     // SAFETY: A plain read of a counter, from any context.
-    unsafe { bindings::alloc_tag_rust_sites() }
+    unsafe { bindings::alloc_tag_rust_changes() }
 }
 
 /// The call site one of the back end's own allocations is counted for: the
@@ -271,6 +272,18 @@ impl<'a> Tag<'a> {
             )
         };
         !file.load(Ordering::Acquire).is_null()
+    }
+
+    /// Whether the tag is one of the kernel's pool of Rust lines whose
+    /// module is not loaded: shown only while it has live allocations, as
+    /// an unloaded module's own call sites.
+    pub(crate) fn gone(self) -> bool {
+        // Only a pool tag of a module can be: the tags of vmlinux have no
+        // module name, so most tags need no call.
+        !self.names().module.is_null()
+            // SAFETY: The tag is valid for `'a` (type invariant); the kernel
+            // only compares its address and reads its own bitmap.
+            && unsafe { bindings::alloc_tag_rust_gone(self.0.get()) }
     }
 
     /// The tag's names and line (all NULL and 0 for a free tag of the
