@@ -3,11 +3,13 @@
  * allocprof_bench: the allocation micro-benchmark of upstream's memory
  * allocation profiling series (a kmalloc/kfree loop with sizes growing from
  * 8 to 240 bytes, a __get_free_page/free_page loop), plus a vmalloc/vfree
- * and an alloc_percpu/free_percpu loop.  Built against every kernel flavour
+ * and an alloc_percpu/free_percpu loop, and a kmalloc(64)/kfree loop, the C
+ * call site allocprof_rust_bench's Rust loop is compared with, once with a
+ * tag for each allocation and once under one tag for the whole loop.  Built against every kernel flavour
  * (with or without CONFIG_MEM_ALLOC_PROFILING, patched or not), so the same
  * source measures all of them.
  *
- * At load, a kthread bound to CPU @cpu runs @runs rounds of the four loops
+ * At load, a kthread bound to CPU @cpu runs @runs rounds of the six loops
  * (each after an untimed warm-up of a tenth of its iterations) and prints
  * one line per loop:
  *
@@ -46,6 +48,10 @@ static unsigned int kmalloc_iters = 200000;
 module_param(kmalloc_iters, uint, 0444);
 MODULE_PARM_DESC(kmalloc_iters, "kmalloc/kfree pairs per run (sizes 8, 16, ... 240 bytes, in turn)");
 
+static unsigned int kmalloc64_iters = 100000;
+module_param(kmalloc64_iters, uint, 0444);
+MODULE_PARM_DESC(kmalloc64_iters, "kmalloc(64)/kfree pairs per run (the C call site allocprof_rust_bench's KBox loop is compared with)");
+
 static unsigned int page_iters = 100000;
 module_param(page_iters, uint, 0444);
 MODULE_PARM_DESC(page_iters, "__get_free_page/free_page pairs per run");
@@ -68,7 +74,7 @@ MODULE_PARM_DESC(cal_iters, "iterations of the calibration loop timed before eac
 
 static unsigned int runs = 1;
 module_param(runs, uint, 0444);
-MODULE_PARM_DESC(runs, "rounds of the four loops at load (0: only the debugfs files)");
+MODULE_PARM_DESC(runs, "rounds of the loops at load (0: only the debugfs files)");
 
 static unsigned int cpu;
 module_param(cpu, uint, 0444);
@@ -129,6 +135,53 @@ static int loop_kmalloc(unsigned int iters)
 			cond_resched();
 	}
 	return 0;
+}
+
+/* What allocprof_rust_bench's loop allocates, from a C call site. */
+static int loop_kmalloc64(unsigned int iters)
+{
+	unsigned int i;
+	void *p;
+
+	for (i = 0; i < iters; i++) {
+		p = kmalloc(64, GFP_KERNEL);
+		if (!p)
+			return -ENOMEM;
+		OPTIMIZER_HIDE_VAR(p);
+		kfree(p);
+		if (!(i & BENCH_RESCHED_MASK))
+			cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * kmalloc64's allocations without a tag of their own: the whole loop runs
+ * under one tag, set once outside it (alloc_hooks() around the loop,
+ * kmalloc_noprof() inside), so that kmalloc64 against this is what a C call
+ * site's tag costs an allocation: alloc_hooks()' save and restore of the
+ * task's tag.
+ */
+static noinline int kmalloc64_untagged(unsigned int iters)
+{
+	unsigned int i;
+	void *p;
+
+	for (i = 0; i < iters; i++) {
+		p = kmalloc_noprof(64, GFP_KERNEL);
+		if (!p)
+			return -ENOMEM;
+		OPTIMIZER_HIDE_VAR(p);
+		kfree(p);
+		if (!(i & BENCH_RESCHED_MASK))
+			cond_resched();
+	}
+	return 0;
+}
+
+static int loop_kmalloc64_one_tag(unsigned int iters)
+{
+	return alloc_hooks(kmalloc64_untagged(iters));
 }
 
 static int loop_page(unsigned int iters)
@@ -205,6 +258,8 @@ static const struct bench_loop {
 	unsigned int *iters;
 } bench_loops[] = {
 	{ "kmalloc", loop_kmalloc, &kmalloc_iters },
+	{ "kmalloc64", loop_kmalloc64, &kmalloc64_iters },
+	{ "kmalloc64_one_tag", loop_kmalloc64_one_tag, &kmalloc64_iters },
 	{ "page", loop_page, &page_iters },
 	{ "vmalloc", loop_vmalloc, &vmalloc_iters },
 	{ "percpu", loop_percpu, &percpu_iters },
@@ -256,7 +311,7 @@ static int bench_thread(void *data)
 	kthread_complete_and_exit(&ctx->done, 0);
 }
 
-/* @nr_runs rounds of the four loops on a kthread bound to @cpu, tagged @tag. */
+/* @nr_runs rounds of the loops on a kthread bound to @cpu, tagged @tag. */
 static int bench_rounds(const char *tag, unsigned int nr_runs)
 {
 	struct bench_ctx ctx = { .tag = tag, .runs = nr_runs };
@@ -285,7 +340,7 @@ static DEFINE_MUTEX(run_lock);
 /*
  * One round tagged with what is written (one word, no blanks; a trailing
  * newline is dropped).  No allocation here: the module's only call sites
- * stay those of the four loops.
+ * stay those of the loops.
  */
 static ssize_t run_write(struct file *file, const char __user *buf, size_t count, loff_t *ppos)
 {

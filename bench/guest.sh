@@ -10,7 +10,7 @@
 # watched through allocprof's control file, profiling on:
 #   watch-other  another call site (not the benchmark's) with +sanf
 #                (f with probability=0 verbose=0: the allocators ask, none fails)
-#   watch-s      the benchmark's own four call sites with +s (stacks)
+#   watch-s      the benchmark's own six call sites with +s (stacks)
 #   watch-a      the same with +a (ages)
 #   watch-sa     the same with +sa
 # watch-other is loaded and run as allocprof-on is; the benchmark's own call
@@ -39,11 +39,12 @@ out=/root/out/results.txt
 mkdir -p /root/out
 : >"$out"
 ko=/root/allocprof_bench.ko
+rust_ko=/root/allocprof_rust_bench.ko
 clock=/sys/kernel/debug/allocprof_bench/now
 control=/sys/kernel/debug/allocprof/control
 stacks=/sys/kernel/debug/allocprof/stacks
 # The benchmark's call sites in the control file ("file:line [module]function =flags").
-bench_sites='^[^ ]+:[0-9]+ \[allocprof_bench\]loop_(kmalloc|page|vmalloc|percpu)'
+bench_sites='^[^ ]+:[0-9]+ \[allocprof_bench\]loop_(kmalloc|kmalloc64|kmalloc64_one_tag|page|vmalloc|percpu)'
 # watch-other's call site: one that nothing reaches during the benchmark
 # (the xattrs of in-memory file systems), so that only the unflagged call
 # sites' paths are timed.
@@ -67,7 +68,9 @@ bench_runs() {
 	done
 }
 
-# One load of the benchmark module: its four result lines, tagged.
+# One load of the benchmark module: its result lines, tagged; then one of
+# the Rust one (allocprof_rust_bench: KBox::new + drop, from Rust), whose
+# result line is tagged here.
 bench() {
 	cfg=$1 rep=$2
 	dmesg -c >/dev/null
@@ -75,6 +78,12 @@ bench() {
 	insmod "$ko" tag="$cfg" runs=1 $params
 	rmmod allocprof_bench
 	results "$cfg" "$rep"
+	dmesg -c >/dev/null
+	insmod "$rust_ko"
+	rmmod allocprof_rust_bench
+	dmesg | sed -n 's/.*allocprof_rust_bench: result \(.*\)/cfg='"$cfg"' rep='"$rep"' \1/p' >>"$out"
+	grep -q "^cfg=$cfg rep=$rep loop=kbox " "$out" ||
+		{ echo "bench: no result line of allocprof_rust_bench for $cfg"; dmesg | tail -n 20; exit 1; }
 }
 
 # The result lines of the kernel log since the last dmesg -c, tagged.
@@ -141,16 +150,16 @@ bench_watched() {
 	dmesg -c >/dev/null
 	# shellcheck disable=SC2086
 	insmod "$ko" runs=0 $watch_params
-	expect_flags "$cfg" "$bench_sites" 4 p
+	expect_flags "$cfg" "$bench_sites" 6 p
 	echo "module allocprof_bench func loop_* +$flags" >$control
-	expect_flags "$cfg" "$bench_sites" 4 "p$flags"
+	expect_flags "$cfg" "$bench_sites" 6 "p$flags"
 	watch_stats
 	# shellcheck disable=SC2086
 	set -- "$cfg" "$rep" "$flags" $ws
 	echo "$cfg" >/sys/kernel/debug/allocprof_bench/run
 	record_stats "$1" "$2" "$6" "$7"
 	echo "module allocprof_bench =p" >$control
-	expect_flags "$1" "$bench_sites" 4 p
+	expect_flags "$1" "$bench_sites" 6 p
 	rmmod allocprof_bench
 	results "$1" "$2"
 }
