@@ -515,6 +515,77 @@ static inline int ap_vmalloc_unit(long long bytes, long long *total, unsigned lo
 	return 0;
 }
 
+/*
+ * The number of allocprof's lines with exactly these figures, or -1 if
+ * /proc/allocinfo cannot be read.
+ */
+static inline int ap_own_lines(long long bytes, unsigned long long calls)
+{
+	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *l, *save = NULL;
+	int n = 0;
+
+	if (!buf)
+		return -1;
+	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		long long b;
+		unsigned long long c;
+		char file[256];
+
+		if (sscanf(l, "%lld %llu %255s", &b, &c, file) == 3 && b == bytes &&
+		    c == calls && !strncmp(file, "src/", 4) && strstr(l, " [allocprof] func:"))
+			n++;
+	}
+	free(buf);
+	return n;
+}
+
+/*
+ * What the kernel counts for a kvmalloc() of @size bytes that kmalloc
+ * serves: an object of its kmalloc cache, or above the largest cache the
+ * power-of-two pages of a large kmalloc.  0 on success.
+ */
+static inline int ap_kvmalloc_figures(long long size, long long *bytes, unsigned long long *calls)
+{
+	const char *cache = ap_kmalloc_cache(size);
+	long page = sysconf(_SC_PAGESIZE);
+	long long pages = 1;
+
+	*calls = 1;
+	if (cache) {
+		*bytes = ap_slab_size(cache);
+		return *bytes > 0 ? 0 : -1;
+	}
+	while (pages * page < size)
+		pages *= 2;
+	*bytes = pages * page;
+	return 0;
+}
+
+/*
+ * One test result: allocprof's page back-references (2 bytes for each page
+ * frame up to the kernel's max_pfn, the end of the last "System RAM" range
+ * of /proc/iomem) show on exactly one of its src/FILE.rs lines, with the
+ * figures of a kvmalloc of that size: allocated before allocprof could
+ * count, counted once (by allocprof itself, or adopted from the record).
+ */
+static inline void ap_own_pages_result(void)
+{
+	long long end = ap_sh_num("printf '%%d\\n' 0x$(grep 'System RAM' /proc/iomem | "
+				  "tail -n 1 | sed 's/^ *[0-9a-f]*-\\([0-9a-f]*\\) .*/\\1/')",
+				  NULL);
+	long long pfns = (end + 1) / sysconf(_SC_PAGESIZE), bytes = -1;
+	unsigned long long calls = 0;
+	int n = -1;
+
+	if (end > 0 && !ap_kvmalloc_figures(pfns * 2, &bytes, &calls))
+		n = ap_own_lines(bytes, calls);
+	if (n != 1)
+		ksft_print_msg("%d lines of allocprof's at %lld bytes %llu calls\n", n, bytes, calls);
+	ksft_test_result(n == 1,
+			 "allocprof's page back-references (%lld page frames, 2 bytes each): one src/ line of %lld bytes, %llu call\n",
+			 pfns, bytes, calls);
+}
+
 /* The number of possible CPUs, from /sys/devices/system/cpu/possible. */
 static inline int ap_possible_cpus(void)
 {
