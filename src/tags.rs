@@ -448,7 +448,11 @@ impl Registry {
     pub(crate) fn for_each_tag(&mut self, mut f: impl FnMut(SiteId, Tag<'_>)) {
         for s in self.sections.values() {
             if let Some(tags) = s.tags() {
-                for (tag, id) in tags.iter().zip(s.ids()).filter(|(t, _)| t.named() && !t.gone()) {
+                for (tag, id) in tags
+                    .iter()
+                    .zip(s.ids())
+                    .filter(|(t, _)| t.named() && !t.gone())
+                {
                     f(id, tag);
                 }
             }
