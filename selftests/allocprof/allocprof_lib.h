@@ -562,6 +562,22 @@ static inline int ap_kvmalloc_figures(long long size, long long *bytes, unsigned
 }
 
 /*
+ * One test result: exactly one of allocprof's src/FILE.rs lines shows
+ * @bytes and @calls, the figures of its table @what (@known: they could be
+ * computed).
+ */
+static inline void ap_own_table_result(int known, long long bytes, unsigned long long calls,
+				       const char *what)
+{
+	int n = known ? ap_own_lines(bytes, calls) : -1;
+
+	if (n != 1)
+		ksft_print_msg("%d lines of allocprof's at %lld bytes %llu calls\n", n, bytes, calls);
+	ksft_test_result(n == 1, "allocprof's %s: one src/ line of %lld bytes, %llu calls\n", what,
+			 bytes, calls);
+}
+
+/*
  * One test result: allocprof's page back-references (2 bytes for each page
  * frame up to the kernel's max_pfn, the end of the last "System RAM" range
  * of /proc/iomem) show on exactly one of its src/FILE.rs lines, with the
@@ -575,15 +591,12 @@ static inline void ap_own_pages_result(void)
 				  NULL);
 	long long pfns = (end + 1) / sysconf(_SC_PAGESIZE), bytes = -1;
 	unsigned long long calls = 0;
-	int n = -1;
+	int known = end > 0 && !ap_kvmalloc_figures(pfns * 2, &bytes, &calls);
+	char what[96];
 
-	if (end > 0 && !ap_kvmalloc_figures(pfns * 2, &bytes, &calls))
-		n = ap_own_lines(bytes, calls);
-	if (n != 1)
-		ksft_print_msg("%d lines of allocprof's at %lld bytes %llu calls\n", n, bytes, calls);
-	ksft_test_result(n == 1,
-			 "allocprof's page back-references (%lld page frames, 2 bytes each): one src/ line of %lld bytes, %llu call\n",
-			 pfns, bytes, calls);
+	snprintf(what, sizeof(what), "page back-references (%lld page frames, 2 bytes each)",
+		 pfns);
+	ap_own_table_result(known, bytes, calls, what);
 }
 
 /* The number of possible CPUs, from /sys/devices/system/cpu/possible. */
@@ -764,6 +777,16 @@ static inline int ap_load(const char *args)
 		return -1;
 	if (ap_sh("modprobe allocprof %s", args ? args : ""))
 		return -1;
+	/*
+	 * allocprof's own Rust lines show from their first allocation (its
+	 * module's lines are kept, not listed, while it is unloaded): with its
+	 * files read once and a command that matches nothing written to its
+	 * control file, the lines of those paths are there before a test
+	 * compares two listings.
+	 */
+	ap_sh("cat %s /sys/kernel/debug/allocprof/* >/dev/null 2>&1; "
+	      "echo 'func ap_load_matches_nothing +p' 2>/dev/null "
+	      ">/sys/kernel/debug/allocprof/control; true", AP_ALLOCINFO);
 	if (!ap_module_loaded("allocprof_test") && ap_sh("modprobe allocprof_test"))
 		return -1;
 	return 0;

@@ -221,16 +221,12 @@ static void t_own_counters(int i)
 				  NULL);
 	long long bytes = 0;
 	unsigned long long calls = 0;
-	int n = -1;
+	int known = kib > 0 && !ap_vmalloc_unit(kib * 1024, &bytes, &calls);
+	char what[64];
 
 	(void)i;
-	if (kib > 0 && !ap_vmalloc_unit(kib * 1024, &bytes, &calls))
-		n = ap_own_lines(bytes, calls);
-	if (n != 1)
-		ksft_print_msg("%d lines of allocprof's at %lld bytes %llu calls\n", n, bytes, calls);
-	ksft_test_result(n == 1,
-			 "allocprof's counter addresses (vmalloc of %lld KiB): one src/ line of %lld bytes, %llu calls\n",
-			 kib, bytes, calls);
+	snprintf(what, sizeof(what), "counter addresses (vmalloc of %lld KiB)", kib);
+	ap_own_table_result(known, bytes, calls, what);
 }
 
 static void t_own_names(int i)
