@@ -137,14 +137,18 @@ static int loop_kmalloc(unsigned int iters)
 	return 0;
 }
 
-/* What allocprof_rust_bench's loop allocates, from a C call site. */
-static int loop_kmalloc64(unsigned int iters)
+/*
+ * What allocprof_rust_bench's loop allocates, from a C call site: with
+ * @own_tag each allocation sets its call site's tag (kmalloc()), without
+ * none of its own (kmalloc_noprof()).  Inlined with a constant @own_tag.
+ */
+static __always_inline int loop_kmalloc64_each(unsigned int iters, bool own_tag)
 {
 	unsigned int i;
 	void *p;
 
 	for (i = 0; i < iters; i++) {
-		p = kmalloc(64, GFP_KERNEL);
+		p = own_tag ? kmalloc(64, GFP_KERNEL) : kmalloc_noprof(64, GFP_KERNEL);
 		if (!p)
 			return -ENOMEM;
 		OPTIMIZER_HIDE_VAR(p);
@@ -153,32 +157,24 @@ static int loop_kmalloc64(unsigned int iters)
 			cond_resched();
 	}
 	return 0;
+}
+
+static int loop_kmalloc64(unsigned int iters)
+{
+	return loop_kmalloc64_each(iters, true);
+}
+
+static noinline int kmalloc64_untagged(unsigned int iters)
+{
+	return loop_kmalloc64_each(iters, false);
 }
 
 /*
- * kmalloc64's allocations without a tag of their own: the whole loop runs
- * under one tag, set once outside it (alloc_hooks() around the loop,
- * kmalloc_noprof() inside), so that kmalloc64 against this is what a C call
- * site's tag costs an allocation: alloc_hooks()' save and restore of the
- * task's tag.
+ * kmalloc64's allocations under one tag set once outside the loop
+ * (alloc_hooks() around it, kmalloc_noprof() inside): kmalloc64 against
+ * this is what a C call site's tag costs an allocation, alloc_hooks()' save
+ * and restore of the task's tag.
  */
-static noinline int kmalloc64_untagged(unsigned int iters)
-{
-	unsigned int i;
-	void *p;
-
-	for (i = 0; i < iters; i++) {
-		p = kmalloc_noprof(64, GFP_KERNEL);
-		if (!p)
-			return -ENOMEM;
-		OPTIMIZER_HIDE_VAR(p);
-		kfree(p);
-		if (!(i & BENCH_RESCHED_MASK))
-			cond_resched();
-	}
-	return 0;
-}
-
 static int loop_kmalloc64_one_tag(unsigned int iters)
 {
 	return alloc_hooks(kmalloc64_untagged(iters));

@@ -44,7 +44,7 @@ clock=/sys/kernel/debug/allocprof_bench/now
 control=/sys/kernel/debug/allocprof/control
 stacks=/sys/kernel/debug/allocprof/stacks
 # The benchmark's call sites in the control file ("file:line [module]function =flags").
-bench_sites='^[^ ]+:[0-9]+ \[allocprof_bench\]loop_(kmalloc|kmalloc64|kmalloc64_one_tag|page|vmalloc|percpu)'
+bench_sites='^[^ ]+:[0-9]+ \[allocprof_bench\]loop_(kmalloc|kmalloc64_each|kmalloc64_one_tag|page|vmalloc|percpu)'
 # watch-other's call site: one that nothing reaches during the benchmark
 # (the xattrs of in-memory file systems), so that only the unflagged call
 # sites' paths are timed.
