@@ -22,7 +22,8 @@
 # builds the module against another kernel tree (then pass LLVM=... as that
 # tree was built).  MODSRC=DIR builds the module from DIR's Kbuild, src/ and
 # selftests/modules/ (make mutants), GUEST_NAME=NAME stages it in and makes
-# the guest in the cache's modbuild/NAME and guest/NAME (default: the flavour).
+# the guest in the checkout's modbuild/NAME and guest/NAME (default: the
+# flavour), under the cache's checkout/<dir>-<hash of its path>.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
@@ -50,12 +51,17 @@ ifeq ($(origin KDIR),undefined)
 KDIR = $(eval KDIR := $(shell KFLAVOUR=$(KFLAVOUR) ALLOCPROF_CACHE=$(ALLOCPROF_CACHE) scripts/build-kernel | tail -n1))$(KDIR)
 endif
 
+# What this checkout builds and its guests run lives in a directory of the
+# cache named for the checkout (scripts/lib.sh, checkout_cache()), so that
+# another checkout's make never runs or counts it; the kernels are shared.
+CHECKOUT_REAL := $(realpath $(CURDIR))
+CHECKOUT_CACHE := $(CACHE)/checkout/$(notdir $(CHECKOUT_REAL))-$(shell printf '%s' '$(CHECKOUT_REAL)' | sha256sum | cut -c1-12)
 MODSRC ?= $(CURDIR)
 GUEST_NAME ?= $(KFLAVOUR)
-GUEST := $(CACHE)/guest/$(GUEST_NAME)
-MODSTAGE := $(CACHE)/modbuild/$(GUEST_NAME)
+GUEST := $(CHECKOUT_CACHE)/guest/$(GUEST_NAME)
+MODSTAGE := $(CHECKOUT_CACHE)/modbuild/$(GUEST_NAME)
 
-.PHONY: all module print-kdir initramfs setup demo check soak bench mutants lint lint-clippy lint-rustfmt \
+.PHONY: all module print-kdir print-checkout-cache initramfs setup demo check soak bench mutants lint lint-clippy lint-rustfmt \
 	lint-checkpatch lint-host lint-rt clean distclean kernel selftests
 
 all: module
@@ -68,6 +74,10 @@ kernel: setup
 
 print-kdir: setup
 	@scripts/build-kernel | tail -n1
+
+# This checkout's directory in the cache (its module, guests, test logs).
+print-checkout-cache:
+	@echo $(CHECKOUT_CACHE)
 
 # The module is built in a staging copy per flavour, so gcc and clang
 # objects never mix.  The upstream flavour has no hook API: only the test
@@ -90,11 +100,11 @@ SELFTESTS_KSRC = $$(if [ -e $(KDIR)/source ]; then readlink -f $(KDIR)/source; e
 # The host tool goes into the guest too (allocinfo_tool_test), linked
 # statically: the guest has no C library.
 TOOL_TARGET := x86_64-unknown-linux-gnu
-TOOL_BIN := $(CACHE)/tool-build/$(TOOL_TARGET)/release/allocinfo
+TOOL_BIN := $(CHECKOUT_CACHE)/tool-build/$(TOOL_TARGET)/release/allocinfo
 selftests: setup
 	@rm -rf $(GUEST)/kselftest && mkdir -p $(GUEST)/selftests-build $(GUEST)/kselftest
 	@cd tools/allocinfo && RUSTFLAGS="-C target-feature=+crt-static" cargo build --quiet --release \
-		--locked --target $(TOOL_TARGET) --target-dir $(CACHE)/tool-build
+		--locked --target $(TOOL_TARGET) --target-dir $(CHECKOUT_CACHE)/tool-build
 	@ksrc=$(SELFTESTS_KSRC); \
 	$(MAKE) --no-print-directory -s -C selftests/allocprof KSRC=$$ksrc \
 		ALLOC_TAG_UAPI=$$(scripts/kernel-source patched)/include/uapi/linux/alloc_tag.h \
@@ -179,6 +189,11 @@ soak: setup
 		LEAK_RELOADS=$(SOAK_RELOADS) LEAK_RELOADS_DEBUG=$(SOAK_RELOADS) CHECK_FLAVOURS="base debug" \
 		STORM_TIMEOUT=14400 scripts/check
 
+.PHONY: test-checkouts
+# Two checkouts never run each other's builds (scripts/test-checkouts).
+test-checkouts: setup
+	@scripts/test-checkouts
+
 # Boots noprof, upstream and base guests in turn (about 12 minutes once the
 # kernels are built); BENCH_ROUNDS, BENCH_TCG_ROUNDS, BENCH_RUNS, BENCH_TCG_RUNS,
 # BENCH_PARAMS (see bench/run).
@@ -214,7 +229,7 @@ mutants: setup
 	@scripts/mutants $(MUTANTS)
 
 clean:
-	rm -rf $(CACHE)/modbuild $(CACHE)/guest $(CACHE)/tool-build $(CACHE)/mutants
+	rm -rf $(CHECKOUT_CACHE)
 	-cd tools/allocinfo && cargo clean
 
 distclean: clean

@@ -3,6 +3,19 @@
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${ALLOCPROF_CACHE:-$HOME/.cache/allocprof}
+# What is built from this checkout's files and run by its guests (the module
+# and test modules, the selftests, the host tool, the initramfs) and the
+# test logs scripts/check counts: in a directory of the cache that names
+# the checkout (its directory's name and a hash of its real path), so that
+# two checkouts never run, or count, each other's builds (issue #40).  The
+# kernels stay shared: their cache key holds the patches and configs.  The
+# Makefile computes the same path (CHECKOUT_CACHE; make print-checkout-cache).
+checkout_cache() {
+	local real
+	real=$(realpath "$1")
+	printf '%s/checkout/%s-%s\n' "$CACHE" "$(basename "$real")" "$(printf '%s' "$real" | sha256sum | cut -c1-12)"
+}
+CHECKOUT_CACHE=$(checkout_cache "$ROOT")
 KFLAVOUR=${KFLAVOUR:-base}
 KSRC_PKG=linux-source-6.12
 KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
