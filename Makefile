@@ -7,6 +7,8 @@
 #                 (1000 load/unload cycles on base and on debug; slow)
 #   make bench    allocprof against upstream's profiler, side by side (slow;
 #                 not part of check; see Documentation/benchmark.md)
+#   make gate-soak  the gate's capture of kernel reports and paths_test's
+#                 retries, many times on a loaded machine (slow)
 #   make mutants  how many deliberate bugs in the module (scripts/mutants.list)
 #                 the base kselftests catch (slow; MUTANTS="name ..." for some)
 #   make series-check  does each prefix of the kernel patch series compile?
@@ -189,7 +191,15 @@ soak: setup
 		LEAK_RELOADS=$(SOAK_RELOADS) LEAK_RELOADS_DEBUG=$(SOAK_RELOADS) CHECK_FLAVOURS="base debug" \
 		STORM_TIMEOUT=14400 scripts/check
 
-.PHONY: test-checkouts
+# The gate's own reliability on a loaded machine (scripts/gate-soak): 50
+# guests whose last act is a WARN(), 30 runs of paths_test with its retries
+# taken every time, two guests and a kernel build at once (slow; not part
+# of check).  GATE_SOAK="capture N paths N" for other counts.
+GATE_SOAK ?= capture 50 paths 30
+.PHONY: gate-soak test-checkouts
+gate-soak: setup
+	@scripts/gate-soak $(GATE_SOAK)
+
 # Two checkouts never run each other's builds (scripts/test-checkouts).
 test-checkouts: setup
 	@scripts/test-checkouts
