@@ -5,7 +5,7 @@
  *   kmsg OUT     copies every record of /dev/kmsg to OUT, from the first the
  *                kernel still has, until SIGUSR1; then reads what the kernel
  *                holds at that moment to its end and exits, printing
- *                "records=N first=F last=L lost=M drained=D" on stdout.
+ *                "records=N first=F last=L lost=M" on stdout.
  *
  * Complete by construction, not by timing: the init sends SIGUSR1 once the
  * command has exited, when every record the command made the kernel write
@@ -19,8 +19,6 @@
  * Records are numbered by the kernel (the "seq" field): a gap means records
  * were overwritten before they were read (or read returned EPIPE); they are
  * counted as lost, from seq 0 on, so the host can refuse an incomplete log.
- * "drained" is the number of records read after the signal: what a reader
- * killed at that moment would have lost.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -59,7 +57,7 @@ int main(int argc, char **argv)
 {
 	/* A record is at most 1 KiB of text plus its dictionary; 8 KiB as dmesg. */
 	static char buf[8192];
-	unsigned long long records = 0, lost = 0, drained = 0, next = 0;
+	unsigned long long records = 0, lost = 0, next = 0;
 	long long first = -1, last = -1;
 	sigset_t block, during_wait;
 	struct sigaction sa = { .sa_handler = on_usr1 };
@@ -118,13 +116,11 @@ int main(int argc, char **argv)
 			first = seq;
 		last = seq;
 		records++;
-		drained += was_stopped;
 		if (write_all(out, buf, n)) {
 			fprintf(stderr, "kmsg: %s: %s\n", argv[1], strerror(errno));
 			return 1;
 		}
 	}
-	printf("records=%llu first=%lld last=%lld lost=%llu drained=%llu\n", records, first, last,
-	       lost, drained);
+	printf("records=%llu first=%lld last=%lld lost=%llu\n", records, first, last, lost);
 	return 0;
 }
