@@ -17,6 +17,9 @@
  *   bits and min > max (EINVAL), a position past the end (ENOENT), a bad
  *   pointer (EFAULT), an unknown command or size (ENOTTY); an unterminated
  *   name matches nothing.
+ * - Past the last record, at each position up to the call-site ids (the
+ *   Rust tag pool's free and gone tags among them): ENOENT, and the next
+ *   GET_NEXT goes on from the last successful GET_AT.
  * - A copy-out that fails (EFAULT into a read-only page) moves neither the
  *   position nor the filter: the next GET_NEXT returns the record a walk
  *   without the fault returns there.
@@ -653,6 +656,72 @@ static int get_at_module(struct allocinfo_get_at *at)
 	return ioctl(fd, ALLOCINFO_IOC_GET_AT, at ? at : &b);
 }
 
+#define RUST_MODULE "allocprof_rust_test"
+/* Positions tried one by one past the last record: more than the kernel's pool of Rust tags. */
+#define PAST_EACH 2048
+/* Then one in this many, to the end of the 16-bit call-site ids. */
+#define PAST_STRIDE 241
+#define PAST_LAST 65536
+
+/*
+ * Past the last record but not past the call-site ids: the kernel's pool of
+ * Rust call sites has ids whose tags are no record, its free tags and the
+ * lines of a Rust module gone (allocprof_rust_test, loaded and unloaded
+ * here).  GET_AT at each such position is ENOENT and moves nothing: the
+ * next GET_NEXT returns what it would have after the last good GET_AT (the
+ * test module's second record, by its filter).  Retried while the content
+ * id changes, as the walk is.
+ */
+static void t_past_records(int i)
+{
+	struct allocinfo_tag_data d, want;
+	struct allocinfo_get_at at;
+	unsigned long long id, pos, first_bad = 0, last_bad = 0, tried = 0, bad = 0;
+	int n = -1, tries, ok, why = 0;
+
+	(void)i;
+	ok = ap_sh("modprobe " RUST_MODULE) == 0 && ap_sh("rmmod " RUST_MODULE) == 0;
+	for (tries = 0; ok && tries < 3; tries++) {
+		id = content_id();
+		n = walk(NULL, 0, got, MAX_RECS);
+		ok = n > 0 && get_at_module(NULL) == 0 &&
+		     ioctl(fd, ALLOCINFO_IOC_GET_NEXT, &want) == 0;
+		tried = bad = first_bad = last_bad = 0;
+		for (pos = n; ok && pos <= PAST_LAST;
+		     pos += pos < (unsigned long long)n + PAST_EACH ? 1 : PAST_STRIDE) {
+			int e, next;
+
+			ok = get_at_module(NULL) == 0;
+			memset(&at, 0, sizeof(at));
+			at.pos = pos;
+			e = ioctl(fd, ALLOCINFO_IOC_GET_AT, &at) ? errno : 0;
+			memset(&d, 0, sizeof(d));
+			next = ioctl(fd, ALLOCINFO_IOC_GET_NEXT, &d) ? errno : 0;
+			tried++;
+			if (e == ENOENT && !next && !memcmp(&d, &want, sizeof(d)))
+				continue;
+			if (!bad++) {
+				first_bad = pos;
+				ksft_print_msg("GET_AT %llu (%d records): %s; then GET_NEXT: %s%s\n",
+					       pos, n, e ? strerror(e) : "a record",
+					       next ? strerror(next) : d.tag.function,
+					       next ? "" : (memcmp(&d, &want, sizeof(d)) ?
+							    " (not the next record)" : ""));
+			}
+			last_bad = pos;
+		}
+		if (content_id() == id)
+			break;
+		why = 1;
+	}
+	if (bad)
+		ksft_print_msg("%llu of %llu positions failed, from %llu to %llu\n", bad, tried,
+			       first_bad, last_bad);
+	ksft_test_result(ok && !bad && tries < 3,
+			 "GET_AT at %llu positions from the record count (%d) to %d: ENOENT, the next GET_NEXT goes on from the earlier GET_AT%s\n",
+			 tried, n, PAST_LAST, why ? " (retried: the content changed)" : "");
+}
+
 /*
  * A copy-out that fails moves nothing: GET_NEXT into a read-only page
  * (EFAULT), then GET_NEXT into a good buffer returns the record it would
@@ -739,6 +808,7 @@ static const struct ap_step steps[] = {
 	AP_STEP(t_einval),
 	AP_STEP(t_enoent),
 	AP_STEP(t_next_after_errors),
+	AP_STEP(t_past_records),
 	AP_STEP(t_efault),
 	AP_STEP(t_enotty),
 	AP_STEP(t_unterminated),
