@@ -16,7 +16,8 @@
 //!   allocations fail as the command's knobs say: `faults.rs`).  A bad
 //!   command fails the write with `EINVAL` and a message naming the bad
 //!   word, more call sites with `f` than the fault table holds with
-//!   `ENOSPC`; nothing is changed then.
+//!   `ENOSPC`, `f` on allocprof's own call sites with `EPERM` (see
+//!   [`apply`]); nothing is changed then.
 //! - `stacks`: the live allocations watched with `s`, by call site and
 //!   call chain, biggest first, with the task of the latest allocation
 //!   (its name escaped: see `write_task_name`); each chain from the caller
@@ -161,12 +162,19 @@ impl DebugText for Control {
     }
 }
 
+/// The module name of allocprof's own call sites: its Rust lines, named
+/// after the module (`module!` in `allocprof.rs`).
+const OWN_MODULE: &[u8] = b"allocprof";
+
 /// Sets the flags of the call sites `queries` select, in order, and the
 /// knobs of those that get `f`; turns the kernel's questions about failing
 /// on while a call site has `f` (or `control=` may give it to a module
-/// that loads).  First it finds what every call site gets: if that is more
-/// call sites with `f` than [`FAULT_SITES`], or the watch tables cannot be
-/// made, nothing is changed.  Both locks held here (the profiling state's,
+/// that loads).  First it finds what every call site gets: if that gives
+/// `f` to one of allocprof's own call sites (`EPERM`: the copy of a
+/// control write's input, the parser's vectors and the files' text are
+/// allocated there, so every later write would fail, the `-f` that would
+/// end it included), is more call sites with `f` than [`FAULT_SITES`], or
+/// the watch tables cannot be made, nothing is changed.  Both locks held here (the profiling state's,
 /// `Profiling::with_registration`, and the registry's) are mutexes, so the
 /// loops over every call site give the CPU away after each one: a write of
 /// 64 commands with long patterns, against every call site of the kernel,
@@ -176,12 +184,30 @@ fn apply(r: &Registration<Profiler>, queries: &[Query<'_>]) -> Result {
     let mut registry = p.registry.lock();
     let mut watching = false;
     let mut failing = 0usize;
-    registry.for_each_tag(|_, tag| {
-        let (new, _) = final_flags(queries, &tag.site(), flags_of(tag));
+    let mut own = (0usize, None);
+    registry.for_each_tag(|id, tag| {
+        let site = tag.site();
+        let (new, knobs) = final_flags(queries, &site, flags_of(tag));
         watching |= new.watched();
         failing += usize::from(new.contains(Flags::FAIL));
+        // A command gives `f` (and its knobs) to a call site it leaves
+        // with `f`.
+        if knobs.is_some() && new.contains(Flags::FAIL) && site.module == Some(OWN_MODULE) {
+            own = (own.0 + 1, own.1.or(Some(id)));
+        }
         task::cond_resched();
     });
+    if let (n, Some(id)) = own {
+        registry.with_site(id, |site, _, _| {
+            pr_err!(
+                "control: f refused on allocprof's own call sites ({} selected, {}:{} the first): failing them would fail the control file's own writes, -f included; nothing is changed\n",
+                n,
+                BStr(site.file),
+                site.line
+            );
+        });
+        return Err(EPERM);
+    }
     if failing > FAULT_SITES {
         pr_err!(
             "control: {} call sites would have f, at most {} can\n",

@@ -26,6 +26,9 @@
  * - bad knobs and knobs without f fail with EINVAL, a message naming the
  *   word, and change nothing; f for more call sites than the fault table
  *   holds fails with ENOSPC and changes nothing;
+ * - f on allocprof's own call sites (module allocprof), by module, function
+ *   or file, alone or beside a good command, fails with EPERM, the log says
+ *   why, and changes nothing; the control file takes commands after it;
  * - a module that unloads leaves no fault entry behind;
  * - the error path of a module's load, found by control= at load:
  *   allocprof_test2's third page allocation fails, its load fails with
@@ -412,6 +415,62 @@ static void t_enospc(int i)
 			 strerror(err));
 }
 
+/*
+ * Commands that would give f to allocprof's own call sites (module
+ * allocprof: the copy of a control write's input, the parser's vectors,
+ * the files' text), whole or by function, by file, and beside a good
+ * command in the same write.
+ */
+static const char *const own_commands[] = {
+	"module allocprof +f verbose=0",
+	"func query::queries +f times=1 verbose=0",
+	"file src/sys/debugfs.rs +f verbose=0",
+	"func aptest_kmalloc_100 +f verbose=0; file 'src/*' =pf verbose=0",
+};
+static const int nr_own = ARRAY_SIZE(own_commands);
+
+/*
+ * f on allocprof's own call sites would fail its control writes, -f
+ * included, until profiling is switched off: refused with EPERM, the log
+ * says why, nothing is changed.  Where a write was taken, the next one is
+ * tried and f is taken off again with profiling off, for the steps after.
+ */
+static void t_own(int i)
+{
+	int err, ok;
+
+	ap_sh("dmesg -c >/dev/null");
+	err = control("%s", own_commands[i]);
+	ok = err == EPERM && unchanged() && logged("allocprof's own call sites") &&
+	     fault_lines() == 0;
+	if (!err) {
+		int next = control("%s", "func aptest_kmalloc_8 +p");
+
+		ksft_print_msg("'%s' was taken; the next control write: %s\n", own_commands[i],
+			       next ? strerror(next) : "taken");
+		ap_write_file(AP_SYSCTL, "0", 1);
+		control("%s", "module allocprof -f; func aptest_kmalloc_100 -f");
+		ap_write_file(AP_SYSCTL, "1", 1);
+	}
+	ksft_test_result(ok, "'%s': EPERM (%s), the log says why, nothing changed\n",
+			 own_commands[i], strerror(err));
+}
+
+/* After them the control file takes commands: f on a test call site, then -f. */
+static void t_own_after(int i)
+{
+	char got[3];
+	int ok;
+
+	(void)i;
+	ok = control("func aptest_%s +f times=1 verbose=0", "kmalloc_100") == 0;
+	pattern("kmalloc_100", 2, got);
+	ok = ok && control("func aptest_%s -f", "kmalloc_100") == 0 && !strcmp(got, "fs") &&
+	     !ap_test_free("kmalloc_100") && fault_lines() == 0 && unchanged();
+	ksft_test_result(ok, "after them control takes commands: kmalloc_100 +f times=1: %s (expected fs), -f\n",
+			 got);
+}
+
 static void t_unload(int i)
 {
 	int ok;
@@ -481,6 +540,8 @@ static const struct ap_step steps[] = {
 	AP_STEP(t_ratelimit),
 	AP_STEP_EACH(t_bad, &nr_bad),
 	AP_STEP(t_enospc),
+	AP_STEP_EACH(t_own, &nr_own),
+	AP_STEP(t_own_after),
 	AP_STEP(t_unload),
 	AP_STEP(t_load_error_path),
 	AP_STEP(t_load_again),
