@@ -16,6 +16,18 @@ checkout_cache() {
 	printf '%s/checkout/%s-%s\n' "$CACHE" "$(basename "$real")" "$(printf '%s' "$real" | sha256sum | cut -c1-12)"
 }
 CHECKOUT_CACHE=$(checkout_cache "$ROOT")
+# Notes this checkout's path in its directory, and removes the directories
+# of checkouts that are gone (a CI run's clone, a deleted worktree), so
+# that the cache does not grow by a few hundred MB a clone.
+checkout_cache_tidy() {
+	local d path
+	mkdir -p "$CHECKOUT_CACHE"
+	realpath "$ROOT" >"$CHECKOUT_CACHE/.checkout"
+	for d in "$CACHE"/checkout/*/; do
+		path=$(cat "$d/.checkout" 2>/dev/null) || continue
+		[ -e "$path/Makefile" ] || { say "removing the cache of the checkout $path, which is gone: $d"; rm -rf "$d"; }
+	done
+}
 KFLAVOUR=${KFLAVOUR:-base}
 KSRC_PKG=linux-source-6.12
 KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
