@@ -165,3 +165,17 @@ run_logged() {
 	fi
 	say "  $what: done in $(($(date +%s) - start))s"
 }
+
+# warn_read_whole RC OUT: whether a qemu/run of the gate's deliberate
+# WARN() (its output in OUT, its exit code RC) exited 120 and the kernel
+# log it read has the whole warning, to its last record ("end trace"),
+# though the WARN() was the command's last act (qemu/kmsg.c reads on after
+# the command).  Sets klog (that kernel log's path) and kfig (qemu/run's
+# "kernel log:" figures) for the caller's message.  scripts/check's gate
+# and scripts/gate-soak's capture runs.
+warn_read_whole() {
+	klog=$(tr -d '\r' <"$2" | sed -n 's/^qemu\/run: kernel reports: [0-9]* (kernel log: \(.*\))$/\1/p' | tail -n1)
+	kfig=$(tr -d '\r' <"$2" | sed -n 's/^qemu\/run: kernel log: //p' | tail -n1)
+	[ "$1" = 120 ] && [ -n "$klog" ] && grep -q 'allocprof_test: deliberate warning' "$klog" &&
+		grep -q -- '---\[ end trace' "$klog"
+}
