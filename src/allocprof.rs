@@ -50,7 +50,7 @@ module! {
 module_param!(mem_profiling, MemProfilingParam, 0o444);
 module_param!(debug, DebugParam, 0o444);
 module_param!(allocinfo_format, FormatParam, 0o444);
-module_param!(control, ControlParam, 0o444);
+module_param!(control, ControlParam, 0o400);
 
 struct AllocProf {
     profiling: Arc<Profiling>,

@@ -47,7 +47,7 @@ use crate::profiler::Profiler;
 use crate::query::{final_flags, queries, Query, VMLINUX};
 use crate::state::Profiling;
 use crate::sys::backend::{Registration, Tag};
-use crate::sys::debugfs::{DebugDir, DebugText, Text};
+use crate::sys::debugfs::{writes_locked_down, DebugDir, DebugText, Text};
 use crate::sys::param::{ParamText, ParamValue};
 use crate::sys::task::{self, COMM_LEN};
 use crate::tags::Registry;
@@ -99,16 +99,25 @@ impl ParamValue for ControlParam {
 }
 
 /// The commands of `control=` (empty if it was not given), for the
-/// profiler to apply to modules that load later.
+/// profiler to apply to modules that load later.  A locked-down kernel
+/// forbids what they do, as it forbids writes to the control file
+/// (debugfs refuses them): `control=` then fails the load (`EPERM`), before
+/// anything is made, with a line that says why.
 pub(crate) fn param_text() -> Result<KVec<u8>> {
-    PARAM.to_vec()
+    let text = PARAM.to_vec()?;
+    if !text.is_empty() && writes_locked_down() {
+        pr_err!("control= refused: the kernel is locked down, which forbids writes to the control file; load allocprof without control=\n");
+        return Err(EPERM);
+    }
+    Ok(text)
 }
 
 /// Applies the commands of `control=`, if it was given, to the call sites
 /// there are now.  An error fails the load: for `mem_profiling=never`
-/// (`ENODEV`, with the control file's message) and when memory runs out.
+/// (`ENODEV`, with the control file's message), under lockdown (`EPERM`,
+/// [`param_text`]) and when memory runs out.
 pub(crate) fn apply_param(profiling: &Profiling) -> Result {
-    let text = PARAM.to_vec()?;
+    let text = param_text()?;
     if text.is_empty() {
         return Ok(());
     }

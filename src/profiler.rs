@@ -25,6 +25,7 @@ use crate::sys::{
     backend::{
         new_generation, Backend, FailKind, Gfp, ObjSlot, OwnMemory, Registration, Tag, TagSection,
     },
+    debugfs::writes_locked_down,
     mm::{max_pfn, Pfn},
     sync::TryMutex,
 };
@@ -442,6 +443,12 @@ impl Profiler {
     /// full) leaves the rest as they are and says so.
     fn apply_load_commands(&self, registry: &mut Registry, owner: usize) {
         if self.load_commands.is_empty() || owner == 0 {
+            return;
+        }
+        // Lockdown rose after allocprof loaded: what the control file may
+        // no longer do, `control=` no longer does either.
+        if writes_locked_down() {
+            pr_warn!("control= not applied to the call sites of a loading module: the kernel is locked down\n");
             return;
         }
         let Ok(queries) = queries(&self.load_commands) else {

@@ -14,10 +14,13 @@
  *   writes it, as upstream's dynamic debug control (mode 0644, no
  *   capability check in ddebug_proc_write()) lets it; nobody cannot reach
  *   it (debugfs's root is mode 0700).
+ * - The parameter control= (/sys/module/allocprof/parameters/control,
+ *   mode 0400): its commands are root's; nobody gets EACCES.
  *
  * On upstream's built-in profiler (the oracle) the sysctl and allocinfo
- * steps run the same; the control file is allocprof's own, and its steps
- * are declared skips there (selftests/allocprof/expected).
+ * steps run the same; the control file and the parameter are allocprof's
+ * own, and their steps are declared skips there
+ * (selftests/allocprof/expected).
  */
 #include <linux/capability.h>
 #include <sys/syscall.h>
@@ -25,6 +28,7 @@
 #include "allocprof_lib.h"
 
 #define CONTROL "/sys/kernel/debug/allocprof/control"
+#define CONTROL_PARAM "/sys/module/allocprof/parameters/control"
 #define SITE_FUNC "aptest_kmalloc_100"
 
 /* What the sysctl read before the program changed anything. */
@@ -189,6 +193,18 @@ static void t_control_nobody(int i)
 			 "control file: nobody gets EACCES\n");
 }
 
+static void t_param_nobody(int i)
+{
+	(void)i;
+	if (ap_builtin_profiler()) {
+		ksft_test_result_skip("control= parameter: upstream has no allocprof module\n");
+		return;
+	}
+	ksft_test_result(errno_is(ap_open_as_nobody(CONTROL_PARAM, O_RDONLY), EACCES,
+				  "open as nobody"),
+			 "control= parameter: nobody gets EACCES, its commands are root's\n");
+}
+
 static void t_unload(int i)
 {
 	(void)i;
@@ -202,6 +218,7 @@ static const struct ap_step steps[] = {
 	AP_STEP(t_allocinfo_nobody),
 	AP_STEP(t_control_nocap),
 	AP_STEP(t_control_nobody),
+	AP_STEP(t_param_nobody),
 	AP_STEP(t_unload),
 };
 

@@ -266,3 +266,22 @@ impl<T: Send + Sync + 'static> Drop for DebugDir<T> {
         unsafe { bindings::debugfs_remove(self.dentry.as_ptr()) };
     }
 }
+
+/// Whether lockdown now forbids what a writable debugfs file does
+/// (`security_locked_down(LOCKDOWN_DEBUGFS)`, the question debugfs asks
+/// when such a file is opened, and which logs the kernel's own lockdown
+/// line).  Lockdown only rises: once this is true it stays true.  Without
+/// `CONFIG_SECURITY` the kernel has no lockdown, as its inline stub says.
+pub(crate) fn writes_locked_down() -> bool {
+    #[cfg(CONFIG_SECURITY)]
+    {
+        // SAFETY: `security_locked_down` takes a reason by value and only
+        // reads the LSMs' lockdown state; any context that may sleep (a
+        // module's init or a module notifier) may call it.
+        unsafe { bindings::security_locked_down(bindings::lockdown_reason_LOCKDOWN_DEBUGFS) != 0 }
+    }
+    #[cfg(not(CONFIG_SECURITY))]
+    {
+        false
+    }
+}
