@@ -64,7 +64,7 @@ GUEST := $(CHECKOUT_CACHE)/guest/$(GUEST_NAME)
 MODSTAGE := $(CHECKOUT_CACHE)/modbuild/$(GUEST_NAME)
 
 .PHONY: all module print-kdir print-checkout-cache initramfs setup demo check soak bench mutants lint lint-clippy lint-rustfmt \
-	lint-checkpatch lint-host lint-rt clean distclean kernel selftests
+	lint-checkpatch lint-host lint-rt lint-deps clean distclean kernel selftests
 
 all: module
 
@@ -124,7 +124,7 @@ initramfs: module selftests
 # Style checks, each its own target so scripts/check can count them:
 # clippy on the module (warnings are errors), rustfmt with the kernel's
 # .rustfmt.toml, checkpatch --strict on each patch, clippy and rustfmt on the
-# host crates.  checkpatch runs in the kernel source, as a kernel developer
+# host crates, the module's imports a DAG (scripts/deps).  checkpatch runs in the kernel source, as a kernel developer
 # would: inside our git repository it reads the patch files as added by a
 # commit.  Its ignores, each checked by hand: UNKNOWN_COMMIT_ID (the cited
 # upstream commits are real, but there is no kernel git history here),
@@ -132,7 +132,7 @@ initramfs: module selftests
 # MAINTAINERS) and MACRO_ARG_PRECEDENCE (ALLOC_TAG_HOOK's argument is a
 # member name, which cannot be parenthesised).
 CHECKPATCH_IGNORE := UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES,MACRO_ARG_PRECEDENCE
-lint: lint-clippy lint-rustfmt lint-checkpatch lint-host lint-rt
+lint: lint-clippy lint-rustfmt lint-checkpatch lint-host lint-rt lint-deps
 
 lint-clippy: setup
 	@mkdir -p $(MODSTAGE)-clippy
@@ -163,6 +163,18 @@ lint-checkpatch: setup
 		(cd $$ksrc && scripts/checkpatch.pl --strict --quiet --no-tree \
 			--ignore $(CHECKPATCH_IGNORE) "$$p") || rc=1; \
 	done; exit $$rc
+
+# The module's imports form a DAG (scripts/deps), and scripts/deps still
+# finds a cycle: the same tree with sys/mm.rs using the profiler (which
+# uses sys/mm) must fail it.
+lint-deps:
+	@scripts/deps src >/dev/null || { scripts/deps src | grep '^cycle:'; exit 1; }
+	@tmp=$$(mktemp -d) && cp -r src "$$tmp/src" && \
+		echo 'use crate::profiler::Profiler;' >>"$$tmp/src/sys/mm.rs" && \
+		out=$$(scripts/deps "$$tmp/src"); rc=$$?; rm -rf "$$tmp"; \
+		if [ $$rc -eq 1 ] && echo "$$out" | grep -q '^cycle: .*profiler.*sys/mm\|^cycle: .*sys/mm.*profiler'; then \
+			echo "imports: a DAG; a cycle put in is found: $$(echo "$$out" | grep -m1 '^cycle:')"; \
+		else echo "scripts/deps did not find the cycle put in (exit $$rc)"; exit 1; fi
 
 lint-host:
 	@for c in tools/*/Cargo.toml; do \
