@@ -51,7 +51,7 @@ APT_PACKAGES=(
 	"$KSRC_PKG" rustc-web rust-web-src rust-web-clippy cargo-web rustfmt-web
 	libclang-dev gcc make clang-19 lld-19 llvm-19 qemu-system-x86 busybox-static
 	flex bison bc cpio kmod libelf-dev libssl-dev xz-utils python3 perl rsync
-	patch ca-certificates
+	patch ca-certificates shellcheck
 )
 
 # The guest machine (qemu/run, bench/trace): two NUMA nodes with one vCPU
