@@ -9,6 +9,7 @@ exec >/dev/ttyS1 2>&1
 say() { echo "DISTRO-INSTALL $*"; }
 systemctl is-system-running --wait >/dev/null
 # The files before, for the purge of the third boot.
+# shellcheck source=files.sh # installed there by scripts/distro-check
 . /usr/local/sbin/allocprof-distro-files
 files >/root/files-before
 cd /root/debs || exit 1

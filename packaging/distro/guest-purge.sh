@@ -9,6 +9,7 @@
 exec >/dev/ttyS1 2>&1
 say() { echo "DISTRO-PURGE $*"; }
 systemctl is-system-running --wait >/dev/null
+# shellcheck source=files.sh # installed there by scripts/distro-check
 . /usr/local/sbin/allocprof-distro-files
 # Lockdown, before the purge: control='s parameter is root's only; once the
 # kernel is locked down (raised here at run time, one way), control= no
