@@ -128,9 +128,10 @@ flavour_src() {
 }
 flavour_obj() { echo "$CACHE/build/$KFLAVOUR"; }
 
-# Make variables for building the kernel and modules of the flavour.
+# Make variables for building the kernel and modules of the flavour, one a
+# line: mapfile -t ARRAY < <(kmake_vars).
 kmake_vars() {
-	echo "ARCH=x86_64 RUSTC=$RUSTC_BIN BINDGEN=$BINDGEN_BIN"
+	printf '%s\n' ARCH=x86_64 "RUSTC=$RUSTC_BIN" "BINDGEN=$BINDGEN_BIN"
 	if [ "$KFLAVOUR" = debug ]; then
 		echo "LLVM=$LLVM_SUFFIX"
 	fi
