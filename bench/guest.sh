@@ -198,20 +198,24 @@ extras() {
 	cfg=$1
 	[ "$extras" = 1 ] || return 0
 	insmod "$ko" runs=0
-	echo "cfg=$cfg fig=forkexec iters=50 ns=$(timed 50 /bin/true)" >>"$out"
-	# 4 groups of 4 senders and 4 receivers, 100 messages from every sender
-	# to every receiver, ten times: one run varies by up to 4 % with how
-	# the processes happen to be scheduled.
-	echo "cfg=$cfg fig=hackbench iters=10 groups=4 loops=100 ns=$(timed 10 /root/hackbench 4 100)" >>"$out"
-	awk '/^Slab:/ { print "cfg='"$cfg"' fig=Slab kib=" $2 }' /proc/meminfo >>"$out"
+	{
+		echo "cfg=$cfg fig=forkexec iters=50 ns=$(timed 50 /bin/true)"
+		# 4 groups of 4 senders and 4 receivers, 100 messages from every sender
+		# to every receiver, ten times: one run varies by up to 4 % with how
+		# the processes happen to be scheduled.
+		echo "cfg=$cfg fig=hackbench iters=10 groups=4 loops=100 ns=$(timed 10 /root/hackbench 4 100)"
+		awk '/^Slab:/ { print "cfg='"$cfg"' fig=Slab kib=" $2 }' /proc/meminfo
+	} >>"$out"
 	# upstream counts the vectors from boot; allocprof, loaded late, does
 	# not: its figure is the record boot's, after the adoption (below).
 	[ "$cfg" = upstream ] && slab_vectors "$cfg"
 	if [ -r /proc/allocinfo ]; then
-		echo "cfg=$cfg fig=allocinfo_sites n=$(grep -c 'func:' /proc/allocinfo)" >>"$out"
-		echo "cfg=$cfg fig=allocinfo_bytes n=$(cat /proc/allocinfo | wc -c)" >>"$out"
-		echo "cfg=$cfg fig=allocinfo_read iters=100 ns=$(timed 100 cat_allocinfo)" >>"$out"
-		echo "cfg=$cfg fig=cat_version iters=100 ns=$(timed 100 cat_version)" >>"$out"
+		{
+			echo "cfg=$cfg fig=allocinfo_sites n=$(grep -c 'func:' /proc/allocinfo)"
+			echo "cfg=$cfg fig=allocinfo_bytes n=$(wc -c </proc/allocinfo)"
+			echo "cfg=$cfg fig=allocinfo_read iters=100 ns=$(timed 100 cat_allocinfo)"
+			echo "cfg=$cfg fig=cat_version iters=100 ns=$(timed 100 cat_version)"
+		} >>"$out"
 		# One filtered query, 20 times in one process: the records of one
 		# file, and those of at least 1 MiB, by the text file and (where
 		# there is one) by the ioctl interface.
@@ -227,10 +231,12 @@ extras() {
 			/proc/allocinfo >>"$out"
 	fi
 	rmmod allocprof_bench
-	awk '/^MemTotal:|^MemFree:|^MemAvailable:/ { sub(":", "", $1); print "cfg='"$cfg"' fig=" $1 " kib=" $2 }' /proc/meminfo >>"$out"
-	echo "cfg=$cfg fig=possible_cpus list=$(cat /sys/devices/system/cpu/possible)" >>"$out"
-	# The page frames the zones span: what per-page back-references cover.
-	echo "cfg=$cfg fig=page_frames n=$(awk '$1 == "spanned" { s += $2 } END { print s }' /proc/zoneinfo)" >>"$out"
+	{
+		awk '/^MemTotal:|^MemFree:|^MemAvailable:/ { sub(":", "", $1); print "cfg='"$cfg"' fig=" $1 " kib=" $2 }' /proc/meminfo
+		echo "cfg=$cfg fig=possible_cpus list=$(cat /sys/devices/system/cpu/possible)"
+		# The page frames the zones span: what per-page back-references cover.
+		echo "cfg=$cfg fig=page_frames n=$(awk '$1 == "spanned" { s += $2 } END { print s }' /proc/zoneinfo)"
+	} >>"$out"
 }
 
 # The bytes /proc/allocinfo attributes, and MemTotal - MemFree.

@@ -25,6 +25,6 @@ dpkg-query -W -f '${Package} ${Version} ${Installed-Size}\n' 'linux-image-*' 'al
 	awk 'NF == 3 { print "DISTRO-INSTALL package " $0 }'
 systemctl disable allocprof-distro-install.service 2>/dev/null
 systemctl enable allocprof-distro-check.service 2>/dev/null
-say done
+say "done"
 sync
 systemctl poweroff

@@ -37,6 +37,6 @@ files >/root/files-after
 say "left $(diff /root/files-before /root/files-after | grep -c '^[<>]')"
 diff /root/files-before /root/files-after | grep '^[<>]' | head -n 20 | sed 's/^/DISTRO-PURGE diff /'
 systemctl disable allocprof-distro-purge.service 2>/dev/null
-say done
+say "done"
 sync
 systemctl poweroff
