@@ -74,7 +74,7 @@ bench_runs() {
 bench() {
 	cfg=$1 rep=$2
 	dmesg -c >/dev/null
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # the module parameters, a word each
 	insmod "$ko" tag="$cfg" runs=1 $params
 	rmmod allocprof_bench
 	results "$cfg" "$rep"
@@ -118,7 +118,7 @@ watch_stats() {
 # count from allocprof's load).
 record_stats() {
 	watch_stats
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # the statistics' four numbers, a word each
 	set -- "$1" "$2" "$3" "$4" $ws
 	echo "cfg=$1 rep=$2 fig=watch_stats tracked=$5 chains=$6 full=$7 nested=$8 full_run=$(($7 - $3)) nested_run=$(($8 - $4))" >>"$out"
 	echo "cfg=$1 rep=$2 $(grep '^# tracked:' $stacks)" >>/root/out/watch_stats.txt
@@ -134,7 +134,7 @@ bench_other() {
 	echo "file $other_file func $other_func +sanf probability=0 verbose=0" >$control
 	expect_flags "$cfg" "$other_site" 1 psanf
 	watch_stats
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # the statistics' four numbers, a word each
 	set -- $ws
 	bench "$cfg" "$rep"
 	record_stats "$cfg" "$rep" "$3" "$4"
@@ -148,13 +148,13 @@ bench_other() {
 bench_watched() {
 	cfg=$1 rep=$2 flags=$3
 	dmesg -c >/dev/null
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # the module parameters, a word each
 	insmod "$ko" runs=0 $watch_params
 	expect_flags "$cfg" "$bench_sites" 6 p
 	echo "module allocprof_bench func loop_* +$flags" >$control
 	expect_flags "$cfg" "$bench_sites" 6 "p$flags"
 	watch_stats
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # the statistics' four numbers, a word each
 	set -- "$cfg" "$rep" "$flags" $ws
 	echo "$cfg" >/sys/kernel/debug/allocprof_bench/run
 	record_stats "$1" "$2" "$6" "$7"
@@ -221,7 +221,7 @@ extras() {
 		# there is one) by the ioctl interface.
 		for how in text ioctl; do
 			for q in "file mm/memory.c" "minsize 1048576"; do
-				# shellcheck disable=SC2086
+				# shellcheck disable=SC2086 # the query is two words
 				r=$(/root/allocinfo_query $clock $how $q 20 2>/dev/null) || continue
 				echo "cfg=$cfg fig=query how=$how by=${q%% *} iters=20 $r" >>"$out"
 			done

@@ -20,6 +20,7 @@ else
 	tail -n 20 /root/dpkg.log
 fi
 cp /usr/share/doc/allocinfo/examples/modules-load.d/allocprof.conf /etc/modules-load.d/
+# shellcheck disable=SC2012 # a listing for the log, not parsed
 ls /boot | sed 's/^/DISTRO-INSTALL boot /'
 dpkg-query -W -f '${Package} ${Version} ${Installed-Size}\n' 'linux-image-*' 'allocprof-*' allocinfo |
 	awk 'NF == 3 { print "DISTRO-INSTALL package " $0 }'

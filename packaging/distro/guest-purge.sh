@@ -30,7 +30,7 @@ say "refused-lines $(dmesg | grep -c 'allocprof: control= refused: the kernel is
 if modprobe allocprof; then say "locked-plain loaded"; else say "locked-plain refused"; fi
 pkgs=$(dpkg-query -W -f '${Package}\n' 'linux-image-*-allocprof' 'allocprof-modules-*' allocinfo 2>/dev/null | grep -v '^$' | tr '\n' ' ')
 say "packages $pkgs"
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086 # the package names, a word each
 if dpkg --purge $pkgs >/root/purge.log 2>&1; then say "purge ok"; else say "purge failed"; tail -n 20 /root/purge.log; fi
 rm -f /etc/modules-load.d/allocprof.conf
 files >/root/files-after
