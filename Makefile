@@ -64,7 +64,7 @@ GUEST := $(CHECKOUT_CACHE)/guest/$(GUEST_NAME)
 MODSTAGE := $(CHECKOUT_CACHE)/modbuild/$(GUEST_NAME)
 
 .PHONY: all module print-kdir print-checkout-cache initramfs setup demo check soak bench mutants lint lint-clippy lint-rustfmt \
-	lint-checkpatch lint-host lint-rt lint-deps clean distclean kernel selftests
+	lint-checkpatch lint-host lint-rt lint-deps lint-shell clean distclean kernel selftests
 
 all: module
 
@@ -124,7 +124,8 @@ initramfs: module selftests
 # Style checks, each its own target so scripts/check can count them:
 # clippy on the module (warnings are errors), rustfmt with the kernel's
 # .rustfmt.toml, checkpatch --strict on each patch, clippy and rustfmt on the
-# host crates, the module's imports a DAG (scripts/deps).  checkpatch runs in the kernel source, as a kernel developer
+# host crates, the module's imports a DAG (scripts/deps), shellcheck on every
+# shell script.  checkpatch runs in the kernel source, as a kernel developer
 # would: inside our git repository it reads the patch files as added by a
 # commit.  Its ignores, each checked by hand: UNKNOWN_COMMIT_ID (the cited
 # upstream commits are real, but there is no kernel git history here),
@@ -132,7 +133,7 @@ initramfs: module selftests
 # MAINTAINERS) and MACRO_ARG_PRECEDENCE (ALLOC_TAG_HOOK's argument is a
 # member name, which cannot be parenthesised).
 CHECKPATCH_IGNORE := UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES,MACRO_ARG_PRECEDENCE
-lint: lint-clippy lint-rustfmt lint-checkpatch lint-host lint-rt lint-deps
+lint: lint-clippy lint-rustfmt lint-checkpatch lint-host lint-rt lint-deps lint-shell
 
 lint-clippy: setup
 	@mkdir -p $(MODSTAGE)-clippy
@@ -175,6 +176,18 @@ lint-deps:
 		if [ $$rc -eq 1 ] && echo "$$out" | grep -q '^cycle: .*profiler.*sys/mm\|^cycle: .*sys/mm.*profiler'; then \
 			echo "imports: a DAG; a cycle put in is found: $$(echo "$$out" | grep -m1 '^cycle:')"; \
 		else echo "scripts/deps did not find the cycle put in (exit $$rc)"; exit 1; fi
+
+# Every shell script of the tree, found by its first line (a #! of sh or
+# bash, or "# shellcheck shell=" in a file that is only sourced, as
+# scripts/lib.sh), so that a new script is checked without being listed;
+# .shellcheckrc has shellcheck follow the files each one sources.  A
+# finding that is not a bug gets a directive on its line saying why.
+SHELL_DIRS := scripts qemu packaging bench .ci selftests tools
+lint-shell:
+	@command -v shellcheck >/dev/null || { echo "no shellcheck: run make setup" >&2; exit 1; }
+	@files=$$(find $(SHELL_DIRS) -type d -name target -prune -o -type f -exec awk \
+		'FNR == 1 && (/^#!.*[\/ ](ba)?sh( |$$)/ || /^# shellcheck shell=/) { print FILENAME } { nextfile }' {} + | sort) && \
+		test -n "$$files" && shellcheck $$files && echo "shellcheck: $$(echo $$files | wc -w) scripts, no finding"
 
 lint-host:
 	@for c in tools/*/Cargo.toml; do \

@@ -74,7 +74,7 @@ bench_runs() {
 bench() {
 	cfg=$1 rep=$2
 	dmesg -c >/dev/null
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # the module parameters, a word each
 	insmod "$ko" tag="$cfg" runs=1 $params
 	rmmod allocprof_bench
 	results "$cfg" "$rep"
@@ -118,7 +118,7 @@ watch_stats() {
 # count from allocprof's load).
 record_stats() {
 	watch_stats
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # the statistics' four numbers, a word each
 	set -- "$1" "$2" "$3" "$4" $ws
 	echo "cfg=$1 rep=$2 fig=watch_stats tracked=$5 chains=$6 full=$7 nested=$8 full_run=$(($7 - $3)) nested_run=$(($8 - $4))" >>"$out"
 	echo "cfg=$1 rep=$2 $(grep '^# tracked:' $stacks)" >>/root/out/watch_stats.txt
@@ -134,7 +134,7 @@ bench_other() {
 	echo "file $other_file func $other_func +sanf probability=0 verbose=0" >$control
 	expect_flags "$cfg" "$other_site" 1 psanf
 	watch_stats
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # the statistics' four numbers, a word each
 	set -- $ws
 	bench "$cfg" "$rep"
 	record_stats "$cfg" "$rep" "$3" "$4"
@@ -148,13 +148,13 @@ bench_other() {
 bench_watched() {
 	cfg=$1 rep=$2 flags=$3
 	dmesg -c >/dev/null
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # the module parameters, a word each
 	insmod "$ko" runs=0 $watch_params
 	expect_flags "$cfg" "$bench_sites" 6 p
 	echo "module allocprof_bench func loop_* +$flags" >$control
 	expect_flags "$cfg" "$bench_sites" 6 "p$flags"
 	watch_stats
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # the statistics' four numbers, a word each
 	set -- "$cfg" "$rep" "$flags" $ws
 	echo "$cfg" >/sys/kernel/debug/allocprof_bench/run
 	record_stats "$1" "$2" "$6" "$7"
@@ -198,26 +198,30 @@ extras() {
 	cfg=$1
 	[ "$extras" = 1 ] || return 0
 	insmod "$ko" runs=0
-	echo "cfg=$cfg fig=forkexec iters=50 ns=$(timed 50 /bin/true)" >>"$out"
-	# 4 groups of 4 senders and 4 receivers, 100 messages from every sender
-	# to every receiver, ten times: one run varies by up to 4 % with how
-	# the processes happen to be scheduled.
-	echo "cfg=$cfg fig=hackbench iters=10 groups=4 loops=100 ns=$(timed 10 /root/hackbench 4 100)" >>"$out"
-	awk '/^Slab:/ { print "cfg='"$cfg"' fig=Slab kib=" $2 }' /proc/meminfo >>"$out"
+	{
+		echo "cfg=$cfg fig=forkexec iters=50 ns=$(timed 50 /bin/true)"
+		# 4 groups of 4 senders and 4 receivers, 100 messages from every sender
+		# to every receiver, ten times: one run varies by up to 4 % with how
+		# the processes happen to be scheduled.
+		echo "cfg=$cfg fig=hackbench iters=10 groups=4 loops=100 ns=$(timed 10 /root/hackbench 4 100)"
+		awk '/^Slab:/ { print "cfg='"$cfg"' fig=Slab kib=" $2 }' /proc/meminfo
+	} >>"$out"
 	# upstream counts the vectors from boot; allocprof, loaded late, does
 	# not: its figure is the record boot's, after the adoption (below).
 	[ "$cfg" = upstream ] && slab_vectors "$cfg"
 	if [ -r /proc/allocinfo ]; then
-		echo "cfg=$cfg fig=allocinfo_sites n=$(grep -c 'func:' /proc/allocinfo)" >>"$out"
-		echo "cfg=$cfg fig=allocinfo_bytes n=$(cat /proc/allocinfo | wc -c)" >>"$out"
-		echo "cfg=$cfg fig=allocinfo_read iters=100 ns=$(timed 100 cat_allocinfo)" >>"$out"
-		echo "cfg=$cfg fig=cat_version iters=100 ns=$(timed 100 cat_version)" >>"$out"
+		{
+			echo "cfg=$cfg fig=allocinfo_sites n=$(grep -c 'func:' /proc/allocinfo)"
+			echo "cfg=$cfg fig=allocinfo_bytes n=$(wc -c </proc/allocinfo)"
+			echo "cfg=$cfg fig=allocinfo_read iters=100 ns=$(timed 100 cat_allocinfo)"
+			echo "cfg=$cfg fig=cat_version iters=100 ns=$(timed 100 cat_version)"
+		} >>"$out"
 		# One filtered query, 20 times in one process: the records of one
 		# file, and those of at least 1 MiB, by the text file and (where
 		# there is one) by the ioctl interface.
 		for how in text ioctl; do
 			for q in "file mm/memory.c" "minsize 1048576"; do
-				# shellcheck disable=SC2086
+				# shellcheck disable=SC2086 # the query is two words
 				r=$(/root/allocinfo_query $clock $how $q 20 2>/dev/null) || continue
 				echo "cfg=$cfg fig=query how=$how by=${q%% *} iters=20 $r" >>"$out"
 			done
@@ -227,10 +231,12 @@ extras() {
 			/proc/allocinfo >>"$out"
 	fi
 	rmmod allocprof_bench
-	awk '/^MemTotal:|^MemFree:|^MemAvailable:/ { sub(":", "", $1); print "cfg='"$cfg"' fig=" $1 " kib=" $2 }' /proc/meminfo >>"$out"
-	echo "cfg=$cfg fig=possible_cpus list=$(cat /sys/devices/system/cpu/possible)" >>"$out"
-	# The page frames the zones span: what per-page back-references cover.
-	echo "cfg=$cfg fig=page_frames n=$(awk '$1 == "spanned" { s += $2 } END { print s }' /proc/zoneinfo)" >>"$out"
+	{
+		awk '/^MemTotal:|^MemFree:|^MemAvailable:/ { sub(":", "", $1); print "cfg='"$cfg"' fig=" $1 " kib=" $2 }' /proc/meminfo
+		echo "cfg=$cfg fig=possible_cpus list=$(cat /sys/devices/system/cpu/possible)"
+		# The page frames the zones span: what per-page back-references cover.
+		echo "cfg=$cfg fig=page_frames n=$(awk '$1 == "spanned" { s += $2 } END { print s }' /proc/zoneinfo)"
+	} >>"$out"
 }
 
 # The bytes /proc/allocinfo attributes, and MemTotal - MemFree.

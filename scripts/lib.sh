@@ -30,15 +30,19 @@ checkout_cache_tidy() {
 }
 KFLAVOUR=${KFLAVOUR:-base}
 KSRC_PKG=linux-source-6.12
+# shellcheck disable=SC2034 # used by the scripts that source lib.sh
 KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
 RUSTC_BIN=/usr/bin/rustc
+# shellcheck disable=SC2034 # used by the scripts that source lib.sh
 BINDGEN_VERSION=0.69.5
 BINDGEN_BIN=${BINDGEN_BIN:-$HOME/.cargo/bin/bindgen}
 # promtool, for the allocinfo crate's test of its Prometheus output: taken
 # out of Debian's prometheus package by scripts/setup, not installed (that
 # would start a Prometheus server on this machine).
+# shellcheck disable=SC2034 # used by the scripts that source lib.sh
 PROMTOOL_BIN=$CACHE/tools/promtool
 # The Prometheus server of make distro-check, from the same package.
+# shellcheck disable=SC2034 # used by the scripts that source lib.sh
 PROMETHEUS_BIN=$CACHE/tools/prometheus
 LLVM_SUFFIX=-19
 
@@ -47,16 +51,18 @@ LLVM_SUFFIX=-19
 # --variant=minbase, scripts/fresh-check) lacks.  cargo-web and rustfmt-web
 # are the cargo and rustfmt of rustc-web (the host crates, bindgen-cli);
 # ca-certificates lets cargo reach the registry.
+# shellcheck disable=SC2034 # used by the scripts that source lib.sh
 APT_PACKAGES=(
 	"$KSRC_PKG" rustc-web rust-web-src rust-web-clippy cargo-web rustfmt-web
 	libclang-dev gcc make clang-19 lld-19 llvm-19 qemu-system-x86 busybox-static
 	flex bison bc cpio kmod libelf-dev libssl-dev xz-utils python3 perl rsync
-	patch ca-certificates
+	patch ca-certificates shellcheck
 )
 
 # The guest machine (qemu/run, bench/trace): two NUMA nodes with one vCPU
 # and 1 GiB each, as a small two-socket server (page migration between
 # nodes, per-node slabs and page lists).
+# shellcheck disable=SC2034,SC2054 # used by qemu/run and bench/trace; qemu's commas
 GUEST_MACHINE=(-smp 2,sockets=2,cores=1,threads=1 -m 2G
 	-object memory-backend-ram,id=mem0,size=1G -numa node,nodeid=0,cpus=0,memdev=mem0
 	-object memory-backend-ram,id=mem1,size=1G -numa node,nodeid=1,cpus=1,memdev=mem1)
@@ -111,6 +117,7 @@ tool_from_deb() {
 		[ "$(id -u)" -eq 0 ] && apt-get update -q >/dev/null
 		(cd "$d" && apt-get download -q "$pkg" >/dev/null) || die "apt-get download $pkg failed"
 	fi
+	# shellcheck disable=SC2012,SC2015 # a .deb's name has no blank; die if either step fails
 	dpkg-deb -x "$d/$(cd "$d" && ls "${pkg}"_*.deb | head -n1)" "$d/x" &&
 		install -D -m 755 "$d/x/$path" "$dest" || die "no /$path in Debian's $pkg package"
 	rm -rf "$d"
@@ -128,9 +135,10 @@ flavour_src() {
 }
 flavour_obj() { echo "$CACHE/build/$KFLAVOUR"; }
 
-# Make variables for building the kernel and modules of the flavour.
+# Make variables for building the kernel and modules of the flavour, one a
+# line: mapfile -t ARRAY < <(kmake_vars).
 kmake_vars() {
-	echo "ARCH=x86_64 RUSTC=$RUSTC_BIN BINDGEN=$BINDGEN_BIN"
+	printf '%s\n' ARCH=x86_64 "RUSTC=$RUSTC_BIN" "BINDGEN=$BINDGEN_BIN"
 	if [ "$KFLAVOUR" = debug ]; then
 		echo "LLVM=$LLVM_SUFFIX"
 	fi
@@ -175,6 +183,7 @@ run_logged() {
 # and scripts/gate-soak's capture runs.
 warn_read_whole() {
 	klog=$(tr -d '\r' <"$2" | sed -n 's/^qemu\/run: kernel reports: [0-9]* (kernel log: \(.*\))$/\1/p' | tail -n1)
+	# shellcheck disable=SC2034 # for the caller's message
 	kfig=$(tr -d '\r' <"$2" | sed -n 's/^qemu\/run: kernel log: //p' | tail -n1)
 	[ "$1" = 120 ] && [ -n "$klog" ] && grep -q 'allocprof_test: deliberate warning' "$klog" &&
 		grep -q -- '---\[ end trace' "$klog"

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Sourced by the guest scripts of scripts/distro-check: files, every path
 # of the root file system but those the system itself changes from boot to
 # boot (logs, caches, systemd's and dpkg's state, the test's own units and

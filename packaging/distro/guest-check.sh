@@ -34,7 +34,7 @@ while [ ! -s "$prom" ] && [ $i -lt 60 ]; do sleep 2; i=$((i + 1)); done
 say "textfile-series $(grep -c '^allocinfo_bytes{' "$prom" 2>/dev/null || echo 0)"
 say "node-exporter $(systemctl is-active prometheus-node-exporter.service)"
 say "failed-units $(systemctl list-units --failed --plain --no-legend | awk '{print $1}' | tr '\n' ' ')"
-say done
+say "done"
 # Then, until the host stops the guest, /proc/allocinfo's three largest call
 # sites every 2 s with the time (seconds since the epoch), for the host's
 # comparison with what its Prometheus server scraped.

@@ -9,6 +9,7 @@
 exec >/dev/ttyS1 2>&1
 say() { echo "DISTRO-PURGE $*"; }
 systemctl is-system-running --wait >/dev/null
+# shellcheck source=files.sh # installed there by scripts/distro-check
 . /usr/local/sbin/allocprof-distro-files
 # Lockdown, before the purge: control='s parameter is root's only; once the
 # kernel is locked down (raised here at run time, one way), control= no
@@ -29,13 +30,13 @@ say "refused-lines $(dmesg | grep -c 'allocprof: control= refused: the kernel is
 if modprobe allocprof; then say "locked-plain loaded"; else say "locked-plain refused"; fi
 pkgs=$(dpkg-query -W -f '${Package}\n' 'linux-image-*-allocprof' 'allocprof-modules-*' allocinfo 2>/dev/null | grep -v '^$' | tr '\n' ' ')
 say "packages $pkgs"
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086 # the package names, a word each
 if dpkg --purge $pkgs >/root/purge.log 2>&1; then say "purge ok"; else say "purge failed"; tail -n 20 /root/purge.log; fi
 rm -f /etc/modules-load.d/allocprof.conf
 files >/root/files-after
 say "left $(diff /root/files-before /root/files-after | grep -c '^[<>]')"
 diff /root/files-before /root/files-after | grep '^[<>]' | head -n 20 | sed 's/^/DISTRO-PURGE diff /'
 systemctl disable allocprof-distro-purge.service 2>/dev/null
-say done
+say "done"
 sync
 systemctl poweroff
