@@ -26,6 +26,7 @@ pub mod live;
 pub mod nodes;
 pub mod output;
 pub mod parse;
+pub mod parsed;
 pub mod plot;
 pub mod record;
 pub mod snap;
@@ -33,5 +34,6 @@ pub mod split;
 pub mod stacks;
 pub mod units;
 
-pub use parse::{parse_bytes, parse_str, Parsed};
+pub use parse::{parse_bytes, parse_str};
+pub use parsed::Parsed;
 pub use record::{merge_duplicates, Record, SiteKey};
