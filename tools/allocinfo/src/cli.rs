@@ -4,7 +4,6 @@ use allocinfo::faults;
 use allocinfo::filter::{validate_glob, Filter};
 use allocinfo::group::GroupBy;
 use allocinfo::live::Via;
-use allocinfo::output::{Format, StacksFormat};
 use allocinfo::record::Record;
 use allocinfo::units::parse_size;
 use anyhow::{Context, Result};
@@ -243,6 +242,32 @@ fn parse_interval(s: &str) -> std::result::Result<f64, String> {
         );
     }
     Ok(v)
+}
+
+/// Output format of the read commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Human-readable table with IEC sizes.
+    Table,
+    /// JSON (exact integers).
+    Json,
+    /// CSV with a header row (exact integers).
+    Csv,
+    /// Prometheus text exposition format (gauges; counters for faults), for
+    /// node_exporter's textfile collector.
+    Prometheus,
+}
+
+/// Output format of `stacks`: no Prometheus, whose series cannot be told
+/// apart by call chain without a label per frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StacksFormat {
+    /// Human-readable table with IEC sizes and the innermost frames.
+    Table,
+    /// JSON (exact integers, every frame).
+    Json,
+    /// CSV with a header row (exact integers, every frame in one column).
+    Csv,
 }
 
 /// What `top` ranks by.

@@ -1,10 +1,11 @@
 //! `allocinfo ages`: live allocations per call site by age, in power-of-two
 //! buckets of seconds (allocprof's debugfs ages file).
 
-use super::parts::PartsCmd;
+use super::parts::{PartOutput, PartsCmd};
 use crate::cli::{AgesArgs, AgesSortKey, SortKey};
 use allocinfo::ages::{AgeBucket, AgeSite};
 use anyhow::Result;
+use serde::Serialize;
 
 pub fn run(a: AgesArgs, verbose: bool) -> Result<()> {
     let note = match a.min_age {
@@ -37,4 +38,41 @@ pub fn run(a: AgesArgs, verbose: bool) -> Result<()> {
             }
         },
     )
+}
+
+#[derive(Serialize)]
+pub struct AgeBucketJson {
+    lo_s: u64,
+    hi_s: Option<u64>,
+}
+
+impl PartOutput for AgeBucket {
+    const COLUMNS: [&'static str; 3] = ["Age", "Age bytes", "Age calls"];
+    const LAST_FIRST: bool = true;
+    const JSON_LIST: &'static str = "buckets";
+    const CSV_COLUMNS: &'static [&'static str] = &["lo_s", "hi_s"];
+    const METRIC: &'static str = "allocinfo_age";
+    const HELP: &'static str = "whose age in seconds is in [age_lo_seconds, age_hi_seconds) \
+                                (allocprof debugfs ages).";
+    type Json = AgeBucketJson;
+
+    fn json(&self) -> AgeBucketJson {
+        AgeBucketJson {
+            lo_s: self.lo,
+            hi_s: self.hi,
+        }
+    }
+
+    fn csv(&self) -> Vec<String> {
+        vec![
+            self.lo.to_string(),
+            self.hi.map_or(String::new(), |h| h.to_string()),
+        ]
+    }
+
+    /// The open bucket's `age_hi_seconds` is `+Inf`.
+    fn labels(&self) -> String {
+        let hi = self.hi.map_or("+Inf".to_string(), |h| h.to_string());
+        format!("age_lo_seconds=\"{}\",age_hi_seconds=\"{hi}\"", self.lo)
+    }
 }

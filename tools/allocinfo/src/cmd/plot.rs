@@ -3,8 +3,9 @@
 
 use super::group::group_rows;
 use super::top::top_sites;
-use crate::cli::{ChartArgs, PlotArgs, PlotGroupArgs, PlotKind, PlotSeriesArgs, PlotTopArgs};
-use crate::cli::{SeriesBy, SortKey};
+use crate::cli::{
+    ChartArgs, PlotArgs, PlotGroupArgs, PlotKind, PlotSeriesArgs, PlotTopArgs, SeriesBy, SortKey,
+};
 use crate::input::{load_file, Input};
 use allocinfo::group::{group_key, GroupBy};
 use allocinfo::plot::{self, ChartOpts, Line, ValueKind, XAxis};
