@@ -8,7 +8,7 @@ use allocinfo::units::format_iec;
 use anyhow::Result;
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 use serde::Serialize;
-use std::fmt::Write as _;
+use std::fmt::{Display, Write as _};
 use std::io::{self, Write};
 
 /// Errors while rendering (serialization failures).
@@ -52,14 +52,31 @@ pub fn site_labels(k: &SiteKey) -> String {
     )
 }
 
-pub fn prom_header(out: &mut String, name: &str, help: &str) {
-    prom_header_of(out, name, help, "gauge");
+/// A gauge in Prometheus text: see [`prom_metric`].
+pub fn prom_gauge<V: Display>(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    samples: impl IntoIterator<Item = (String, V)>,
+) {
+    prom_metric(out, name, "gauge", help, samples);
 }
 
-/// `# HELP` and `# TYPE` lines of a metric of type `kind` (`gauge`, `counter`).
-pub fn prom_header_of(out: &mut String, name: &str, help: &str, kind: &str) {
+/// A metric of type `kind` (`gauge`, `counter`) in Prometheus text: its
+/// `# HELP` and `# TYPE` lines, then a line `name{LABELS} VALUE` for each
+/// of `samples`, `(LABELS, VALUE)`.
+pub fn prom_metric<V: Display>(
+    out: &mut String,
+    name: &str,
+    kind: &str,
+    help: &str,
+    samples: impl IntoIterator<Item = (String, V)>,
+) {
     let _ = writeln!(out, "# HELP {name} {help}");
     let _ = writeln!(out, "# TYPE {name} {kind}");
+    for (labels, value) in samples {
+        let _ = writeln!(out, "{name}{{{labels}}} {value}");
+    }
 }
 
 pub fn new_table(header: &[&str], right_align: &[usize]) -> Table {

@@ -1,14 +1,13 @@
 //! `allocinfo diff`: what grew between two snapshots, per call site and per
 //! group.
 
-use super::group::group_title;
+use super::group::{group_labels, group_title};
 use crate::cli::{DiffArgs, Format};
 use crate::input::load_file;
 use crate::render::{
-    escape_label_value, limit, new_table, prom_header, site_labels, to_csv, to_json, write_stdout,
-    RenderError,
+    limit, new_table, prom_gauge, site_labels, to_csv, to_json, write_stdout, RenderError,
 };
-use allocinfo::diff::{diff, Diff, SiteDelta};
+use allocinfo::diff::{diff, Diff, GroupDelta, SiteDelta};
 use allocinfo::group::GroupBy;
 use allocinfo::units::{format_iec, format_iec_signed};
 use anyhow::Result;
@@ -221,59 +220,33 @@ fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
         }
         Format::Prometheus => {
             let mut out = String::new();
-            prom_header(
+            prom_gauge(
                 &mut out,
                 "allocinfo_diff_bytes",
                 "Change in bytes allocated from a call site between two /proc/allocinfo snapshots.",
+                d.sites
+                    .iter()
+                    .map(|s| (site_labels(&s.key), s.delta_bytes())),
             );
-            for s in &d.sites {
-                let _ = writeln!(
-                    out,
-                    "allocinfo_diff_bytes{{{}}} {}",
-                    site_labels(&s.key),
-                    s.delta_bytes()
-                );
-            }
-            prom_header(
+            prom_gauge(
                 &mut out,
                 "allocinfo_diff_allocations",
                 "Change in live allocations from a call site between two /proc/allocinfo snapshots.",
+                d.sites.iter().map(|s| (site_labels(&s.key), s.delta_calls())),
             );
-            for s in &d.sites {
-                let _ = writeln!(
-                    out,
-                    "allocinfo_diff_allocations{{{}}} {}",
-                    site_labels(&s.key),
-                    s.delta_calls()
-                );
-            }
-            let by_s = d.group_by.as_str();
-            prom_header(
+            let labels = |g: &GroupDelta| group_labels(d.group_by, &g.group);
+            prom_gauge(
                 &mut out,
                 "allocinfo_group_diff_bytes",
                 "Change in bytes allocated per group of call sites between two /proc/allocinfo snapshots.",
+                d.groups.iter().map(|g| (labels(g), g.delta_bytes)),
             );
-            for g in &d.groups {
-                let _ = writeln!(
-                    out,
-                    "allocinfo_group_diff_bytes{{by=\"{by_s}\",group=\"{}\"}} {}",
-                    escape_label_value(&g.group),
-                    g.delta_bytes
-                );
-            }
-            prom_header(
+            prom_gauge(
                 &mut out,
                 "allocinfo_group_diff_allocations",
                 "Change in live allocations per group of call sites between two /proc/allocinfo snapshots.",
+                d.groups.iter().map(|g| (labels(g), g.delta_calls)),
             );
-            for g in &d.groups {
-                let _ = writeln!(
-                    out,
-                    "allocinfo_group_diff_allocations{{by=\"{by_s}\",group=\"{}\"}} {}",
-                    escape_label_value(&g.group),
-                    g.delta_calls
-                );
-            }
             Ok(out)
         }
     }

@@ -4,13 +4,12 @@
 use crate::cli::{FaultsArgs, FaultsSortKey, Format};
 use crate::input::{display_name, read_debugfs, report_issues};
 use crate::render::{
-    limit, new_table, prom_header_of, site_labels, to_csv, to_json, write_stdout, RenderError,
+    limit, new_table, prom_metric, site_labels, to_csv, to_json, write_stdout, RenderError,
 };
 use allocinfo::faults::{self, FaultSite};
 use allocinfo::units::format_iec;
 use anyhow::Result;
 use serde::Serialize;
-use std::fmt::Write as _;
 
 pub fn run(a: FaultsArgs) -> Result<()> {
     let filter = a.site.filter()?;
@@ -263,10 +262,8 @@ fn render(sites: &[FaultSite], summary: FaultSummary, fmt: Format) -> Result<Str
             ];
             let mut out = String::new();
             for (name, kind, help, value) in metrics {
-                prom_header_of(&mut out, name, &help, kind);
-                for s in sites {
-                    let _ = writeln!(out, "{name}{{{}}} {}", site_labels(&s.site), value(s));
-                }
+                let samples = sites.iter().map(|s| (site_labels(&s.site), value(s)));
+                prom_metric(&mut out, name, kind, &help, samples);
             }
             Ok(out)
         }

@@ -3,12 +3,11 @@
 use crate::cli::{FilterArgs, Format, GroupArgs};
 use crate::input::{load, Input};
 use crate::render::{
-    escape_label_value, limit, new_table, prom_header, to_csv, to_json, write_stdout, RenderError,
+    escape_label_value, limit, new_table, prom_gauge, to_csv, to_json, write_stdout, RenderError,
 };
 use allocinfo::group::{group, GroupBy, GroupRow};
 use allocinfo::units::format_iec;
 use anyhow::Result;
-use std::fmt::Write as _;
 
 pub fn run(a: GroupArgs, verbose: bool) -> Result<()> {
     let input = Input::new(&a.live, &a.input, verbose)?;
@@ -45,6 +44,16 @@ pub fn group_title(by: GroupBy) -> &'static str {
     }
 }
 
+/// The Prometheus labels of a group, in `group`'s metrics and `diff`'s per
+/// group: `by="subsystem",group="mm"`.
+pub fn group_labels(by: GroupBy, group: &str) -> String {
+    format!(
+        "by=\"{}\",group=\"{}\"",
+        by.as_str(),
+        escape_label_value(group)
+    )
+}
+
 /// Render the rows of `group`.
 fn render(rows: &[GroupRow], by: GroupBy, fmt: Format) -> Result<String, RenderError> {
     match fmt {
@@ -69,33 +78,18 @@ fn render(rows: &[GroupRow], by: GroupBy, fmt: Format) -> Result<String, RenderE
         Format::Csv => to_csv(rows, &["group", "bytes", "calls", "sites"]),
         Format::Prometheus => {
             let mut out = String::new();
-            let by_s = by.as_str();
-            prom_header(
+            prom_gauge(
                 &mut out,
                 "allocinfo_group_bytes",
                 "Bytes currently allocated, summed per group of call sites (/proc/allocinfo).",
+                rows.iter().map(|r| (group_labels(by, &r.group), r.bytes)),
             );
-            for r in rows {
-                let _ = writeln!(
-                    out,
-                    "allocinfo_group_bytes{{by=\"{by_s}\",group=\"{}\"}} {}",
-                    escape_label_value(&r.group),
-                    r.bytes
-                );
-            }
-            prom_header(
+            prom_gauge(
                 &mut out,
                 "allocinfo_group_allocations",
                 "Live allocations, summed per group of call sites (/proc/allocinfo).",
+                rows.iter().map(|r| (group_labels(by, &r.group), r.calls)),
             );
-            for r in rows {
-                let _ = writeln!(
-                    out,
-                    "allocinfo_group_allocations{{by=\"{by_s}\",group=\"{}\"}} {}",
-                    escape_label_value(&r.group),
-                    r.calls
-                );
-            }
             Ok(out)
         }
     }

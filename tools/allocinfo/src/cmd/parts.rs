@@ -4,7 +4,7 @@
 use crate::cli::{Format, PartsArgs};
 use crate::input::{display_name, read_debugfs, report_issues};
 use crate::render::{
-    append_stats, csv_text, limit, new_table, prom_header, shown_of_total, site_cells, site_labels,
+    append_stats, csv_text, limit, new_table, prom_gauge, shown_of_total, site_cells, site_labels,
     to_json, write_stdout, RenderError, SiteJson, TopSummary, SITE_COLUMNS,
 };
 use allocinfo::split::{self, Part, PartCount, PartSite};
@@ -12,7 +12,6 @@ use allocinfo::units::format_iec;
 use anyhow::Result;
 use serde::Serialize;
 use std::cmp::Ordering;
-use std::fmt::Write as _;
 
 /// A run of `ages` or `nodes`: their shared options, the file, the end of
 /// the table's last line, `-v`.
@@ -208,19 +207,18 @@ fn render<P: PartOutput>(
                 ),
                 ("Live allocations", "allocations", |c| c.calls.to_string()),
             ] {
-                let metric = format!("{}_{unit}", P::METRIC);
-                prom_header(
-                    &mut out,
-                    &metric,
-                    &format!("{what} of a call site {}", P::HELP),
-                );
-                for s in sites {
+                let samples = sites.iter().flat_map(|s| {
                     let labels = site_labels(&s.site.key());
-                    for c in &s.parts {
-                        let _ =
-                            writeln!(out, "{metric}{{{labels},{}}} {}", c.part.labels(), value(c));
-                    }
-                }
+                    s.parts
+                        .iter()
+                        .map(move |c| (format!("{labels},{}", c.part.labels()), value(c)))
+                });
+                prom_gauge(
+                    &mut out,
+                    &format!("{}_{unit}", P::METRIC),
+                    &format!("{what} of a call site {}", P::HELP),
+                    samples,
+                );
             }
             Ok(out)
         }

@@ -4,14 +4,13 @@
 use crate::cli::{FilterArgs, Format, SortKey, TopArgs};
 use crate::input::{load, Input};
 use crate::render::{
-    limit, new_table, prom_header, shown_of_total, site_cells, site_labels, to_csv, to_json,
+    limit, new_table, prom_gauge, shown_of_total, site_cells, site_labels, to_csv, to_json,
     write_stdout, RenderError, SiteJson, TopSummary, SITE_COLUMNS,
 };
 use allocinfo::record::Record;
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 pub fn run(a: TopArgs, verbose: bool) -> Result<()> {
     let input = Input::new(&a.live, &a.input, verbose)?;
@@ -117,32 +116,19 @@ fn render(rows: &[Record], summary: TopSummary, fmt: Format) -> Result<String, R
         ),
         Format::Prometheus => {
             let mut out = String::new();
-            prom_header(
+            let labels = |r: &Record| site_labels(&r.key());
+            prom_gauge(
                 &mut out,
                 "allocinfo_bytes",
                 "Bytes currently allocated from a call site (/proc/allocinfo).",
+                rows.iter().map(|r| (labels(r), r.bytes)),
             );
-            for r in rows {
-                let _ = writeln!(
-                    out,
-                    "allocinfo_bytes{{{}}} {}",
-                    site_labels(&r.key()),
-                    r.bytes
-                );
-            }
-            prom_header(
+            prom_gauge(
                 &mut out,
                 "allocinfo_allocations",
                 "Live allocations from a call site (/proc/allocinfo).",
+                rows.iter().map(|r| (labels(r), r.calls)),
             );
-            for r in rows {
-                let _ = writeln!(
-                    out,
-                    "allocinfo_allocations{{{}}} {}",
-                    site_labels(&r.key()),
-                    r.calls
-                );
-            }
             Ok(out)
         }
     }
