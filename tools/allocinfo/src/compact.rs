@@ -24,7 +24,7 @@
 //!   absolute.
 //! * `#` lines are comments; blank lines are skipped.
 
-use crate::parse::{ParseErrorKind, ParseIssue, Parsed, Version};
+use crate::parsed::{ParseErrorKind, ParseIssue, Parsed, Version};
 use crate::record::Record;
 use std::collections::HashMap;
 use std::fmt::Write;

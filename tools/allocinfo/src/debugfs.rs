@@ -5,7 +5,7 @@
 //! among them, and the report of a malformed line, which says what was
 //! expected.
 
-use crate::parse::shown_text;
+use crate::parsed::shown_text;
 use crate::record::{Record, SiteKey};
 use std::fmt;
 

@@ -1,9 +1,10 @@
 //! Library behind the `allocinfo` command: parsing, filtering, grouping,
-//! diffing, rendering and plotting of Linux `/proc/allocinfo` (memory
-//! allocation profiling, kernel 6.10+), formats 1.0 and 2.0, the binary ioctl
-//! interface of a live kernel, and a compact snapshot form; also the call
-//! chains, ages, nodes and injected faults of allocprof's debugfs files
-//! ([`stacks`], [`ages`], [`nodes`], [`faults`]).
+//! diffing and plotting of Linux `/proc/allocinfo` (memory allocation
+//! profiling, kernel 6.10+), formats 1.0 and 2.0, the binary ioctl interface
+//! of a live kernel, and a compact snapshot form; also the call chains, ages,
+//! nodes and injected faults of allocprof's debugfs files ([`stacks`],
+//! [`ages`], [`nodes`], [`faults`]). The command line and what each command
+//! prints (tables, JSON, CSV, Prometheus text) belong to the binary.
 //!
 //! ```
 //! let text = "allocinfo - version: 1.0\n\
@@ -24,8 +25,8 @@ pub mod group;
 pub mod ioctl;
 pub mod live;
 pub mod nodes;
-pub mod output;
 pub mod parse;
+pub mod parsed;
 pub mod plot;
 pub mod record;
 pub mod snap;
@@ -33,5 +34,6 @@ pub mod split;
 pub mod stacks;
 pub mod units;
 
-pub use parse::{parse_bytes, parse_str, Parsed};
+pub use parse::{parse_bytes, parse_str};
+pub use parsed::Parsed;
 pub use record::{merge_duplicates, Record, SiteKey};

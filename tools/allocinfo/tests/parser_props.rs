@@ -5,7 +5,8 @@ mod common;
 use common::site_strategy;
 
 use allocinfo::compact;
-use allocinfo::parse::{parse_bytes, parse_line, parse_str, Line, Version};
+use allocinfo::parse::{parse_bytes, parse_line, parse_str, Line};
+use allocinfo::parsed::Version;
 use allocinfo::Record;
 use proptest::prelude::*;
 

@@ -1,0 +1,253 @@
+//! `allocinfo diff`: what grew between two snapshots, per call site and per
+//! group.
+
+use super::group::{group_labels, group_title};
+use crate::cli::{DiffArgs, Format};
+use crate::input::load_file;
+use crate::render::{
+    limit, new_table, prom_gauge, site_labels, to_csv, to_json, write_stdout, RenderError,
+};
+use allocinfo::diff::{diff, Diff, GroupDelta, SiteDelta};
+use allocinfo::group::GroupBy;
+use allocinfo::units::{format_iec, format_iec_signed};
+use anyhow::Result;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+pub fn run(a: DiffArgs) -> Result<()> {
+    let old = load_file(&a.old, &a.filter)?;
+    let new = load_file(&a.new, &a.filter)?;
+    let mut d = diff(&old, &new, a.by, a.depth);
+    if let Some(min) = a.filter.min_bytes {
+        d.retain_min_bytes(min);
+    }
+    limit(&mut d.sites, a.n);
+    limit(&mut d.groups, a.n);
+    write_stdout(&render(&d, a.format)?)
+}
+
+#[derive(Serialize)]
+struct DiffSiteJson<'a> {
+    file: &'a str,
+    line: u32,
+    module: Option<&'a str>,
+    func: &'a str,
+    status: &'static str,
+    old_bytes: i64,
+    new_bytes: i64,
+    delta_bytes: i64,
+    old_calls: u64,
+    new_calls: u64,
+    delta_calls: i64,
+}
+
+impl<'a> DiffSiteJson<'a> {
+    fn from(s: &'a SiteDelta) -> Self {
+        DiffSiteJson {
+            file: &s.key.file,
+            line: s.key.line,
+            module: s.key.module.as_deref(),
+            func: &s.key.func,
+            status: s.status.as_str(),
+            old_bytes: s.old_bytes,
+            new_bytes: s.new_bytes,
+            delta_bytes: s.delta_bytes(),
+            old_calls: s.old_calls,
+            new_calls: s.new_calls,
+            delta_calls: s.delta_calls(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct DiffJson<'a> {
+    group_by: GroupBy,
+    totals: &'a allocinfo::diff::Totals,
+    counts: &'a allocinfo::diff::StatusCounts,
+    sites: Vec<DiffSiteJson<'a>>,
+    groups: &'a [allocinfo::diff::GroupDelta],
+}
+
+#[derive(Serialize)]
+struct DiffCsvRow<'a> {
+    kind: &'static str,
+    group: &'a str,
+    file: &'a str,
+    line: Option<u32>,
+    module: &'a str,
+    func: &'a str,
+    status: &'static str,
+    old_bytes: i64,
+    new_bytes: i64,
+    delta_bytes: i64,
+    old_calls: u64,
+    new_calls: u64,
+    delta_calls: i64,
+}
+
+fn signed(n: i64) -> String {
+    if n > 0 {
+        format!("+{n}")
+    } else {
+        n.to_string()
+    }
+}
+
+/// Render a [`Diff`] (sites possibly truncated by the caller).
+fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
+    match fmt {
+        Format::Table => {
+            let mut out = String::new();
+            let c = &d.counts;
+            let _ = write!(
+                out,
+                "Call sites: {} grown, {} shrunk, {} new, {} vanished, {} with only call-count changes",
+                c.grown, c.shrunk, c.new, c.vanished, c.same
+            );
+            if d.sites.len() < c.total() {
+                let _ = write!(out, " (showing {})", d.sites.len());
+            }
+            out.push('\n');
+            if !d.sites.is_empty() {
+                let mut t = new_table(
+                    &[
+                        "Change", "Old", "New", "Calls", "Status", "Location", "Module", "Function",
+                    ],
+                    &[0, 1, 2, 3],
+                );
+                for s in &d.sites {
+                    t.add_row(vec![
+                        format_iec_signed(s.delta_bytes()),
+                        format_iec(s.old_bytes),
+                        format_iec(s.new_bytes),
+                        signed(s.delta_calls()),
+                        s.status.as_str().to_string(),
+                        s.key.location(),
+                        s.key.module_label().to_string(),
+                        s.key.func.clone(),
+                    ]);
+                }
+                let _ = writeln!(out, "{t}");
+            }
+            let _ = writeln!(out, "\nBy {}:", d.group_by.as_str());
+            if !d.groups.is_empty() {
+                let mut t = new_table(
+                    &["Change", "Old", "New", "Calls", group_title(d.group_by)],
+                    &[0, 1, 2, 3],
+                );
+                for g in &d.groups {
+                    t.add_row(vec![
+                        format_iec_signed(g.delta_bytes),
+                        format_iec(g.old_bytes),
+                        format_iec(g.new_bytes),
+                        signed(g.delta_calls),
+                        g.group.clone(),
+                    ]);
+                }
+                let _ = writeln!(out, "{t}");
+            } else {
+                let _ = writeln!(out, "no changes");
+            }
+            let tt = &d.totals;
+            let _ = writeln!(
+                out,
+                "\nTotal: {} -> {} ({}), calls {} -> {} ({})",
+                format_iec(tt.old_bytes),
+                format_iec(tt.new_bytes),
+                format_iec_signed(tt.delta_bytes),
+                tt.old_calls,
+                tt.new_calls,
+                signed(tt.delta_calls)
+            );
+            Ok(out)
+        }
+        Format::Json => to_json(&DiffJson {
+            group_by: d.group_by,
+            totals: &d.totals,
+            counts: &d.counts,
+            sites: d.sites.iter().map(DiffSiteJson::from).collect(),
+            groups: &d.groups,
+        }),
+        Format::Csv => {
+            let sites = d.sites.iter().map(|s| DiffCsvRow {
+                kind: "site",
+                group: "",
+                file: &s.key.file,
+                line: Some(s.key.line),
+                module: s.key.module.as_deref().unwrap_or(""),
+                func: &s.key.func,
+                status: s.status.as_str(),
+                old_bytes: s.old_bytes,
+                new_bytes: s.new_bytes,
+                delta_bytes: s.delta_bytes(),
+                old_calls: s.old_calls,
+                new_calls: s.new_calls,
+                delta_calls: s.delta_calls(),
+            });
+            let groups = d.groups.iter().map(|g| DiffCsvRow {
+                kind: d.group_by.as_str(),
+                group: &g.group,
+                file: "",
+                line: None,
+                module: "",
+                func: "",
+                status: "",
+                old_bytes: g.old_bytes,
+                new_bytes: g.new_bytes,
+                delta_bytes: g.delta_bytes,
+                old_calls: g.old_calls,
+                new_calls: g.new_calls,
+                delta_calls: g.delta_calls,
+            });
+            to_csv(
+                sites.chain(groups),
+                &[
+                    "kind",
+                    "group",
+                    "file",
+                    "line",
+                    "module",
+                    "func",
+                    "status",
+                    "old_bytes",
+                    "new_bytes",
+                    "delta_bytes",
+                    "old_calls",
+                    "new_calls",
+                    "delta_calls",
+                ],
+            )
+        }
+        Format::Prometheus => {
+            let mut out = String::new();
+            prom_gauge(
+                &mut out,
+                "allocinfo_diff_bytes",
+                "Change in bytes allocated from a call site between two /proc/allocinfo snapshots.",
+                d.sites
+                    .iter()
+                    .map(|s| (site_labels(&s.key), s.delta_bytes())),
+            );
+            prom_gauge(
+                &mut out,
+                "allocinfo_diff_allocations",
+                "Change in live allocations from a call site between two /proc/allocinfo snapshots.",
+                d.sites.iter().map(|s| (site_labels(&s.key), s.delta_calls())),
+            );
+            let labels = |g: &GroupDelta| group_labels(d.group_by, &g.group);
+            prom_gauge(
+                &mut out,
+                "allocinfo_group_diff_bytes",
+                "Change in bytes allocated per group of call sites between two /proc/allocinfo snapshots.",
+                d.groups.iter().map(|g| (labels(g), g.delta_bytes)),
+            );
+            prom_gauge(
+                &mut out,
+                "allocinfo_group_diff_allocations",
+                "Change in live allocations per group of call sites between two /proc/allocinfo snapshots.",
+                d.groups.iter().map(|g| (labels(g), g.delta_calls)),
+            );
+            Ok(out)
+        }
+    }
+}
