@@ -1,8 +1,7 @@
 #!/bin/sh
 # Runs once in the Debian guest of scripts/distro-check, at its third boot
 # (on the distro flavour's kernel), as allocprof-distro-purge.service:
-# checks lockdown (control= refused once the kernel is locked down), then
-# purges the packages the first boot installed, removes the modules-load.d
+# checks the mode of control='s parameter file, then purges the packages the first boot installed, removes the modules-load.d
 # file that boot copied, and compares the root's files with the list the
 # first boot took before installing.  "DISTRO-PURGE key value" lines on the
 # second serial port, then it powers off.
@@ -11,23 +10,8 @@ say() { echo "DISTRO-PURGE $*"; }
 systemctl is-system-running --wait >/dev/null
 # shellcheck source=files.sh # installed there by scripts/distro-check
 . /usr/local/sbin/allocprof-distro-files
-# Lockdown, before the purge: control='s parameter is root's only; once the
-# kernel is locked down (raised here at run time, one way), control= no
-# longer reaches a module that loads (x86_pkg_temp_thermal, the kernel's
-# one module: its call sites appear before its init, which may fail on
-# QEMU's CPU) and fails allocprof's own load, which succeeds without it.
+# control='s parameter is root's only (0400).
 say "control-mode $(stat -c %a /sys/module/allocprof/parameters/control 2>/dev/null || echo none)"
-cmd='module x86_pkg_temp_thermal +p'
-modprobe -r allocprof
-if modprobe allocprof control="$cmd"; then say "before-lockdown loaded"; else say "before-lockdown refused"; fi
-echo integrity >/sys/kernel/security/lockdown
-say "lockdown $(cat /sys/kernel/security/lockdown 2>/dev/null || echo none)"
-modprobe x86_pkg_temp_thermal 2>/dev/null
-say "later-module-lines $(dmesg | grep -c 'allocprof: control= not applied to the call sites of a loading module: the kernel is locked down')"
-modprobe -r allocprof
-if modprobe allocprof control="$cmd" 2>/dev/null; then say "locked-control loaded"; else say "locked-control refused"; fi
-say "refused-lines $(dmesg | grep -c 'allocprof: control= refused: the kernel is locked down')"
-if modprobe allocprof; then say "locked-plain loaded"; else say "locked-plain refused"; fi
 pkgs=$(dpkg-query -W -f '${Package}\n' 'linux-image-*-allocprof' 'allocprof-modules-*' allocinfo 2>/dev/null | grep -v '^$' | tr '\n' ' ')
 say "packages $pkgs"
 # shellcheck disable=SC2086 # the package names, a word each
