@@ -11,8 +11,10 @@
 #                 retries, many times on a loaded machine (slow)
 #   make mutants  how many deliberate bugs in the module (scripts/mutants.list)
 #                 the base kselftests catch (slow; MUTANTS="name ..." for some)
-#   make series-check  does each prefix of the kernel patch series compile?
-#                 (slow; not part of check; see scripts/series-check)
+#   make series-check  does each prefix of the kernel patch series compile,
+#                 with the base config, base without CONFIG_MEM_ALLOC_PROFILING
+#                 and the debug config (clang)?  (slow: half an hour to
+#                 hours; not part of check; see scripts/series-check)
 #
 #   make [module]          build allocprof.ko (and the test modules) against KDIR
 #   make print-kdir        build the flavour's kernel if needed, print its tree
@@ -226,8 +228,10 @@ deb: setup
 	@scripts/deb
 
 # The kernel series applied one patch at a time to a copy of the pristine
-# source, the objects it touches compiled after each (scripts/series-check;
-# SERIES=DIR checks another series).
+# source, the objects it touches compiled after each in three configs: base,
+# base with CONFIG_MEM_ALLOC_PROFILING=n, debug (scripts/series-check;
+# SERIES=DIR checks another series, SERIES_CHECK_CONFIGS="base noprof debug"
+# chooses the configs).
 .PHONY: series-check
 SERIES ?= $(CURDIR)/patches
 series-check: setup
