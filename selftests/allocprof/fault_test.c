@@ -11,6 +11,9 @@
  *   allocated between them is unaffected; -f ends it;
  * - a kvmalloc() whose kmalloc try is asked is one decision with its
  *   vmalloc fallback: times=3 fails exactly 3 calls;
+ * - a kvrealloc() of a kmalloc()ed object, from C or as a Rust KVVec's
+ *   growth (allocprof_rust_test), is one decision with its krealloc try
+ *   and its kvmalloc fallback: times=1 fails exactly one call;
  * - __GFP_NOFAIL allocations at a site with f are never failed, nor asked;
  * - with profiling off (vm.mem_profiling=0) nothing fails;
  * - the knobs, as fault-injection.rst defines them: interval=3 fails every
@@ -118,20 +121,28 @@ static int logged(const char *text)
 	return ap_sh("dmesg -c | grep -q -F -e \"%s\"", text) == 0;
 }
 
-/* The faults file's figures of a test site: 0 if it has a line. */
-static int faults_of(const char *site, unsigned long long *failed, unsigned long long *asked)
+/* The faults file's figures of the call site whose line holds @at: 0 if it has one. */
+static int faults_at(const char *at, unsigned long long *failed, unsigned long long *asked)
 {
-	char *buf = ap_slurp(FAULTS, NULL), *line, *save = NULL, func[64];
+	char *buf = ap_slurp(FAULTS, NULL), *line, *save = NULL;
 	int found = -1;
 
-	snprintf(func, sizeof(func), " func:aptest_%s ", site);
 	for (line = buf ? strtok_r(buf, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save))
-		if (strstr(line, func) &&
+		if (strstr(line, at) &&
 		    sscanf(line, "failed:%llu asked:%llu", failed, asked) == 2)
 			found = 0;
 	free(buf);
 	return found;
+}
+
+/* The faults file's figures of a test site: 0 if it has a line. */
+static int faults_of(const char *site, unsigned long long *failed, unsigned long long *asked)
+{
+	char func[64];
+
+	snprintf(func, sizeof(func), " func:aptest_%s ", site);
+	return faults_at(func, failed, asked);
 }
 
 /* Lines of the faults file (not the header). */
@@ -222,6 +233,69 @@ static void t_kvmalloc(int i)
 			 ap_expect("aptest_kvmalloc_64k", 0, 0) && unchanged(),
 			 "kvmalloc() +f times=3: %s (expected fffs), failed:%llu asked:%llu, one decision a call\n",
 			 got, failed, asked);
+}
+
+/*
+ * A kvrealloc() of a kmalloc()ed object is one decision with its krealloc
+ * try and its kvmalloc fallback: times=1 fails exactly one call (were the
+ * try and the fallback asked apart, the fallback would serve the call
+ * whose try failed, and no call would fail).
+ */
+static void t_kvrealloc(int i)
+{
+	const char *site = "kvrealloc_kmalloc";
+	unsigned long long failed = 0, asked = 0;
+	char got[4];
+	int ok;
+
+	(void)i;
+	ok = control("func aptest_%s +f interval=1 times=1 verbose=0", site) == 0;
+	pattern(site, 3, got);
+	/* The figures read whatever the pattern, for the message. */
+	ok = faults_of(site, &failed, &asked) == 0 && ok;
+	ok = ok && !strcmp(got, "fss") && failed == 1 && asked == 3 && live_exact(site, 2);
+	ok = control("func aptest_%s -f", site) == 0 && ok && !ap_test_free(site) &&
+	     live_exact(site, 0) && unchanged();
+	ksft_test_result(ok, "kvrealloc() +f times=1: %s (expected fss), failed:%llu asked:%llu, one decision a call\n",
+			 got, failed, asked);
+}
+
+#define RUST_MODULE "allocprof_rust_test"
+#define RUST_TRIGGER "/sys/kernel/debug/" RUST_MODULE "/trigger"
+
+/*
+ * The same for a Rust KVVec's growth (every KVVec and KVBox growth is a
+ * kvrealloc()): allocprof_rust_test's kvgrow grows one on one line, whose
+ * call site exists once it has allocated; +f times=1 there fails exactly
+ * one of three kvgrow writes.
+ */
+static void t_kvvec(int i)
+{
+	unsigned long long failed = 0, asked = 0;
+	char got[4], at[64], num[24];
+	long line;
+	int ok, k;
+
+	(void)i;
+	ok = !ap_sh("modprobe " RUST_MODULE) && !ap_write_file(RUST_TRIGGER, "kvgrow", 6);
+	line = ap_sh_num("dmesg | grep -o '%s: kvgrow-site [0-9]*' | tail -n 1 | cut -d' ' -f3",
+			 RUST_MODULE);
+	snprintf(at, sizeof(at), "/" RUST_MODULE ".rs:%ld ", line);
+	snprintf(num, sizeof(num), "%ld", line);
+	ok = ok && line > 0 &&
+	     control("module " RUST_MODULE " line %s +f interval=1 times=1 verbose=0", num) == 0;
+	for (k = 0; k < 3; k++) {
+		int err = ap_write_file(RUST_TRIGGER, "kvgrow", 6);
+
+		got[k] = !err ? 's' : err == -ENOMEM ? 'f' : '?';
+	}
+	got[3] = '\0';
+	ok = faults_at(at, &failed, &asked) == 0 && ok;
+	ok = ok && !strcmp(got, "fss") && failed == 1;
+	ok = control("module " RUST_MODULE " line %s -f", num) == 0 && ok &&
+	     !ap_sh("rmmod " RUST_MODULE) && fault_lines() == 0;
+	ksft_test_result(ok, "KVVec growth (kvrealloc) at %s line %ld +f times=1: %s (expected fss), failed:%llu asked:%llu\n",
+			 RUST_MODULE ".rs", line, got, failed, asked);
 }
 
 static void t_nofail(int i)
@@ -531,6 +605,8 @@ static void t_load_again(int i)
 static const struct ap_step steps[] = {
 	AP_STEP_EACH(t_family, &nr_families),
 	AP_STEP(t_kvmalloc),
+	AP_STEP(t_kvrealloc),
+	AP_STEP(t_kvvec),
 	AP_STEP(t_nofail),
 	AP_STEP(t_profiling_off),
 	AP_STEP(t_interval),

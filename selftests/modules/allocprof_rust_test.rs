@@ -15,11 +15,13 @@
 //! the same kinds of allocations again at other lines ([`Extra::new`]),
 //! logged as `trigger-site LINE KIND SIZE COUNT`; writing `free` frees
 //! them.  `EBUSY` for `alloc` while they are held, `EINVAL` for other
-//! words.
+//! words.  Writing `kvgrow` grows a `KVVec` by pushes on one line, each
+//! growth a `kvrealloc()`, and frees it ([`kv_grow`]): `ENOMEM` if a push
+//! fails, else it logs `kvgrow-site LINE` (for `fault_test`).
 
 use core::mem::{size_of, MaybeUninit};
 use core::ptr::{self, NonNull};
-use kernel::alloc::{flags::GFP_KERNEL, KBox, KVec, VBox};
+use kernel::alloc::{flags::GFP_KERNEL, KBox, KVVec, KVec, VBox};
 use kernel::error::from_err_ptr;
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
@@ -38,6 +40,8 @@ const BOXES: usize = 3;
 const PUSHED: u64 = 1000;
 const VBOXES: usize = 2;
 const VBOX_BYTES: usize = 16384;
+/// `kv_grow`'s pushes: 8 growths of its `KVVec` (capacity 1 to 128).
+const KV_PUSHED: u64 = 100;
 
 /// The layout of `Arc`'s allocation (`ArcInner` in rust/kernel/sync/arc.rs):
 /// the reference count, then the data.
@@ -114,6 +118,19 @@ impl Extra {
     }
 }
 
+/// A `KVVec` grown by pushes on one line, then freed: each growth is one
+/// `kvrealloc()` there (a `krealloc()` try, a `kvmalloc()` fallback).
+#[inline(never)]
+fn kv_grow() -> Result {
+    let mut vec = KVVec::new();
+    let at = line!() + 2;
+    for i in 0..KV_PUSHED {
+        vec.push(i, GFP_KERNEL)?;
+    }
+    pr_info!("kvgrow-site {at}\n");
+    Ok(())
+}
+
 /// `/sys/kernel/debug/allocprof_rust_test/trigger`, with what it allocated.
 ///
 /// # Invariants
@@ -183,7 +200,7 @@ impl Drop for Trigger {
     }
 }
 
-/// The trigger file's `write`: `alloc` or `free`.
+/// The trigger file's `write`: `alloc`, `free` or `kvgrow`.
 ///
 /// # Safety
 ///
@@ -215,6 +232,7 @@ unsafe extern "C" fn trigger_write(
                     held.take();
                     Ok(())
                 }
+                b"kvgrow" => kv_grow(),
                 _ => Err(EINVAL),
             }
         });
