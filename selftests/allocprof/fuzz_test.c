@@ -1053,21 +1053,36 @@ static int load(int fd, const char *params, size_t len)
 	return -err;
 }
 
+/* Milliseconds since some fixed point. */
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
 static void task_load(struct rng *r)
 {
 	static struct text t;
 	int fd = ap_module_fd("allocprof");
+	long long cycle = 0;
 
 	while (!sh->stop) {
 		int err = -EAGAIN, tries;
+		long long until, start;
 
 		/*
-		 * Loaded for 3 to 12 s at a time: a load and an unload take
-		 * seconds on debug, when the others mostly find no file.
+		 * Loaded for 1 to 3 times as long as the last unload and load
+		 * took, 3 s at least: on debug they take tens of seconds, while
+		 * the others mostly find no file.
 		 */
-		usleep(3000000 + below(r, 9000000));
+		until = now_ms() + 3000 + cycle + below(r, 2 * cycle + 9000);
+		while (!sh->stop && now_ms() < until)
+			usleep(100000);
 		if (sh->stop)
 			break;
+		start = now_ms();
 		/*
 		 * An open debugfs file holds the module: tried again for up to
 		 * 3 s, each try counted, while no new one is opened.
@@ -1086,11 +1101,11 @@ static void task_load(struct rng *r)
 		t.len = 0;
 		t.b[0] = '\0';
 		load_params(r, &t);
-		if (!load(fd, t.b, t.len))
-			continue;
 		/* Refused: then plainly, so that the others have something to fuzz. */
-		for (tries = 0; tries < 5 && load(fd, "", 0); tries++)
-			usleep(100000);
+		if (load(fd, t.b, t.len))
+			for (tries = 0; tries < 5 && load(fd, "", 0); tries++)
+				usleep(100000);
+		cycle = now_ms() - start;
 	}
 	/* Leave allocprof loaded, however the last try went. */
 	if (!ap_module_loaded("allocprof"))
