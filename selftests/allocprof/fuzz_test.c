@@ -17,8 +17,9 @@
  *   same numbers with other sizes and directions, random numbers; random
  *   positions, masks (undefined bits too), names without a NUL, lines,
  *   size ranges; arguments across an unmapped page or at bad addresses;
- * - sys: random values written to vm.mem_profiling (0, 1, rarely never,
- *   junk, at an offset, from a bad address) and to every module parameter
+ * - sys: random values written to vm.mem_profiling (0, 1, rarely never and
+ *   only in the last fifth of a load's time, junk, at an offset, from a
+ *   bad address) and to every module parameter
  *   of allocprof (all 0444 today: every write must be refused);
  * - load: rmmod of allocprof and finit_module() of it with random
  *   parameters, control= among them (grammar commands or bytes), so that
@@ -139,6 +140,8 @@ struct shared {
 	volatile int stop;
 	/* The loader is about to unload: no new open of allocprof's debugfs files. */
 	volatile int hold_off;
+	/* The last fifth of a load's time: never may be written. */
+	volatile int late;
 	unsigned long task_ops[NR_TASKS];
 	volatile int task_done[NR_TASKS];
 	unsigned long reloads, never_writes, extra;
@@ -884,16 +887,20 @@ static void sysctl_value(struct rng *r, struct text *t, int *valid)
 		"", " ", "2", "-1", "01", "1x", "never ", " never", "nev", "NEVER", "0\n\n", "1 ",
 		"\n", "0x1", "+1", "true", "on", "00", "never\n\n", "1\n1",
 	};
-	unsigned int k = below(r, 1000);
+	unsigned int k = below(r, 1000), nl = chance(r, 50);
 
 	*valid = 1;
-	if (k < 2) {
-		puts_(t, chance(r, 50) ? "never" : "never\n");
+	/*
+	 * never only late in a load (the loader's clock decides): the rest
+	 * of the load has no profiling to fuzz; else 1.
+	 */
+	if (k < 10 && sh->late) {
+		puts_(t, nl ? "never\n" : "never");
 		sh->never_writes++;
 	} else if (k < 350) {
-		puts_(t, chance(r, 50) ? "1" : "1\n");
+		puts_(t, nl ? "1\n" : "1");
 	} else if (k < 550) {
-		puts_(t, chance(r, 50) ? "0" : "0\n");
+		puts_(t, nl ? "0\n" : "0");
 	} else if (k < 850) {
 		const char *j = PICK(r, junk);
 
@@ -1077,9 +1084,13 @@ static void task_load(struct rng *r)
 		 * took, 3 s at least: on debug they take tens of seconds, while
 		 * the others mostly find no file.
 		 */
-		until = now_ms() + 3000 + cycle + below(r, 2 * cycle + 9000);
-		while (!sh->stop && now_ms() < until)
+		start = now_ms();
+		until = start + 3000 + cycle + below(r, 2 * cycle + 9000);
+		while (!sh->stop && now_ms() < until) {
+			sh->late = now_ms() > until - (until - start) / 5;
 			usleep(100000);
+		}
+		sh->late = 0;
 		if (sh->stop)
 			break;
 		start = now_ms();
