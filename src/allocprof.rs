@@ -36,6 +36,7 @@ use debug::DebugParam;
 use procfs::FormatParam;
 use state::Profiling;
 use sys::debugfs::DebugDir;
+use sys::module::ModuleNotifier;
 use sys::procfs::ProcFile;
 use sysctl::{MemProfilingParam, Mode};
 
@@ -57,6 +58,8 @@ struct AllocProf {
     proc: Option<ProcFile<procfs::AllocInfo>>,
     /// `/sys/kernel/debug/allocprof/`: control, stacks, ages.
     debugfs: Option<DebugDir<Profiling>>,
+    /// Other modules' loads and unloads, for their Rust lines.
+    modules: Option<ModuleNotifier<Profiling>>,
 }
 
 impl kernel::Module for AllocProf {
@@ -68,8 +71,10 @@ impl kernel::Module for AllocProf {
             profiling,
             proc: None,
             debugfs: None,
+            modules: None,
         };
         this.profiling.register(control::param_text()?)?;
+        this.modules = Some(ModuleNotifier::register(this.profiling.clone())?);
         control::apply_param(&this.profiling)?;
         let allocinfo = procfs::AllocInfo::new(this.profiling.clone(), procfs::format())?;
         this.proc = Some(ProcFile::new(c_str!("allocinfo"), 0o400, allocinfo)?);
@@ -129,8 +134,9 @@ impl kernel::Module for AllocProf {
 
 impl Drop for AllocProf {
     fn drop(&mut self) {
-        // The sysctl and /proc file go first: removing them waits for
-        // their running callers, some of which wait for the state lock.
+        // The notifier, sysctl and /proc file go first: removing them waits
+        // for their running callers, some of which wait for the state lock.
+        drop(self.modules.take());
         self.profiling.remove_sysctl();
         drop(self.proc.take());
         drop(self.debugfs.take());

@@ -44,7 +44,7 @@ use crate::counters::Totals;
 use crate::faults::{Entry as FaultEntry, FAULT_SITES, RATELIMIT_BURST, RATELIMIT_MS};
 use crate::ids::{Flags, SiteId};
 use crate::profiler::Profiler;
-use crate::query::{final_flags, queries, Query, VMLINUX};
+use crate::query::{final_flags, queries, Query, OWN_MODULE, VMLINUX};
 use crate::state::Profiling;
 use crate::sys::backend::{Registration, Tag};
 use crate::sys::debugfs::{writes_locked_down, DebugDir, DebugText, Text};
@@ -135,7 +135,7 @@ impl DebugText for Control {
     fn text(profiling: &Profiling, out: &mut Text) -> Result {
         out.write(b"# filename:lineno [module]function flags\n");
         profiling.with_profiler(|p| {
-            p.registry.lock().for_each_tag(|_, tag: Tag<'_>| {
+            p.registry.lock().for_each_tag(|id, tag: Tag<'_>| {
                 let site = tag.site();
                 out.write(site.file);
                 let _ = write!(out, ":{} [", site.line);
@@ -143,7 +143,7 @@ impl DebugText for Control {
                 out.write(b"]");
                 out.write(site.function);
                 out.write(b" =");
-                let flags = flags_of(tag);
+                let flags = p.flags_of(id, tag);
                 let mut any = false;
                 for (f, letter) in Flags::ALL {
                     if flags.contains(f) {
@@ -171,10 +171,6 @@ impl DebugText for Control {
     }
 }
 
-/// The module name of allocprof's own call sites: its Rust lines, named
-/// after the module (`module!` in `allocprof.rs`).
-const OWN_MODULE: &[u8] = b"allocprof";
-
 /// Sets the flags of the call sites `queries` select, in order, and the
 /// knobs of those that get `f`; turns the kernel's questions about failing
 /// on while a call site has `f` (or `control=` may give it to a module
@@ -196,7 +192,7 @@ fn apply(r: &Registration<Profiler>, queries: &[Query<'_>]) -> Result {
     let mut own = (0usize, None);
     registry.for_each_tag(|id, tag| {
         let site = tag.site();
-        let (new, knobs) = final_flags(queries, &site, flags_of(tag));
+        let (new, knobs) = final_flags(queries, &site, p.flags_of(id, tag));
         watching |= new.watched();
         failing += usize::from(new.contains(Flags::FAIL));
         // A command gives `f` (and its knobs) to a call site it leaves
@@ -230,7 +226,7 @@ fn apply(r: &Registration<Profiler>, queries: &[Query<'_>]) -> Result {
     }
     let mut result = Ok(());
     registry.for_each_tag(|id, tag| {
-        let old = flags_of(tag);
+        let old = p.flags_of(id, tag);
         let (new, knobs) = final_flags(queries, &tag.site(), old);
         if new != old || knobs.is_some() {
             // There is room for every call site with `f` (counted above).
@@ -243,11 +239,6 @@ fn apply(r: &Registration<Profiler>, queries: &[Query<'_>]) -> Result {
     drop(registry);
     r.fail(p.wants_failures());
     result
-}
-
-/// A call site's flags.
-fn flags_of(tag: Tag<'_>) -> Flags {
-    SiteId::controlled(tag.word()).map_or(Flags::DEFAULT, |(_, f)| f)
 }
 
 /// The faults report.

@@ -180,6 +180,12 @@ impl Flags {
     /// Its allocations may be failed (`faults.rs`); the kernel reads this
     /// bit of the word itself ([`FAIL_BIT`]).
     pub(crate) const FAIL: Flags = Flags(16);
+    /// Not a flag of the control file: the call site is a Rust line of the
+    /// kernel's pool (`lib/alloc_tag_rust.c`) that `control=` may concern
+    /// and has not been matched with it yet (it had no names, or its module
+    /// went away); the first hook that sees it settles its flags
+    /// (`Profiler::settle`).  Never shown: settled before any listing.
+    pub(crate) const UNSETTLED: Flags = Flags(32);
     /// Every flag, in the order the control file prints them.
     pub(crate) const ALL: [(Flags, u8); 5] = [
         (Self::PROFILE, b'p'),
@@ -188,8 +194,8 @@ impl Flags {
         (Self::NODES, b'n'),
         (Self::FAIL, b'f'),
     ];
-    /// The bits of all flags.
-    const MASK: u8 = 31;
+    /// The bits of all flags, [`Flags::UNSETTLED`] included.
+    const MASK: u8 = 63;
     /// A call site's flags until the control file changes them.
     pub(crate) const DEFAULT: Flags = Self::PROFILE;
     const WORD_SHIFT: u32 = 16;
@@ -219,7 +225,8 @@ impl Flags {
         ((self.0 ^ Self::DEFAULT.0) as u64) << Self::WORD_SHIFT
     }
 
-    fn of_word(word: u64) -> Flags {
+    /// The flags in a tag's word (the default for a word without an id).
+    pub(crate) fn of_word(word: u64) -> Flags {
         Flags(((word >> Self::WORD_SHIFT) as u8 & Self::MASK) ^ Self::DEFAULT.0)
     }
 }

@@ -9,7 +9,10 @@
 //! mode ([`DebugChecks`]), which the same hooks run around the same
 //! counting.
 
-use core::marker::PhantomData;
+use core::{
+    marker::PhantomData,
+    sync::atomic::{AtomicBool, Ordering},
+};
 
 use kernel::{prelude::*, ThisModule};
 
@@ -18,7 +21,7 @@ use crate::debug::{report, Report, Reports};
 use crate::faults::{Faults, Knobs};
 use crate::ids::{page_reference_id, Flags, SiteId};
 use crate::page::{self, PageRefs};
-use crate::query::{final_flags, queries, Query};
+use crate::query::{final_flags, LoadCommands, Query, OWN_MODULE};
 use crate::showmem;
 use crate::sys::{
     self,
@@ -63,11 +66,15 @@ pub(crate) struct Profiler {
     #[pin]
     pub(crate) faults: Faults,
     /// The commands of `control=`, applied to each module that loads
-    /// (`Profiler::apply_load_commands`): set once at load, before the
-    /// profiler is shared.
-    load_commands: KVec<u8>,
-    /// Whether `load_commands` give some call site `f`.
+    /// (`Profiler::apply_load_commands`) and to each Rust line of the
+    /// kernel's pool when a hook first sees it (`Profiler::settle`): set
+    /// once at load, before the profiler is shared.
+    load: LoadCommands,
+    /// Whether `load` gives some call site `f`.
     load_gives_fail: bool,
+    /// The kernel was found locked down after allocprof loaded (by a
+    /// module load, `Profiler::module_coming`): `load` is no longer applied.
+    load_locked_down: AtomicBool,
     /// What debug mode ([`DebugChecks`]) has reported.
     reports: Reports,
 }
@@ -85,13 +92,13 @@ impl Profiler {
     ) -> Result<Pin<KBox<Self>>> {
         let pages = PageRefs::new(max_pfn())?;
         let faults = Faults::new()?;
-        let load_gives_fail =
-            queries(&load_commands).is_ok_and(|q| q.iter().any(Query::gives_fail));
+        let load = LoadCommands::new(load_commands)?;
+        let load_gives_fail = load.queries().iter().any(Query::gives_fail);
         let registry = Registry::new()?;
         let inaccurate = Inaccurate::new()?;
         let watch = Watch::new(module)?;
         let counters = Counters::new()?;
-        KBox::pin_init(
+        let p = KBox::pin_init(
             pin_init!(Profiler {
                 generation: profiler_generation(),
                 counters,
@@ -100,12 +107,19 @@ impl Profiler {
                 watch <- watch,
                 registry <- crate::new_try_mutex!(registry, "allocprof_registry"),
                 faults <- faults,
-                load_commands,
+                load,
                 load_gives_fail,
+                load_locked_down: AtomicBool::new(false),
                 reports: Reports::new(module),
             }),
             GFP_KERNEL,
-        )
+        )?;
+        // A hook that settles a Rust line (`Profiler::settle`) cannot make
+        // the watch tables.
+        if p.load.queries().iter().any(Query::gives_watch) {
+            p.watch.prepare()?;
+        }
+        Ok(p)
     }
 
     #[inline(always)]
@@ -198,7 +212,11 @@ impl<C: Checks> Backend for Hooks<C> {
         let owner = section.owner();
         let mut registry = p.registry.lock();
         registry.add(section, &p.counters, &p.inaccurate)?;
-        p.apply_load_commands(&mut registry, owner);
+        if owner == 0 {
+            p.unsettle_pool(&mut registry);
+        } else {
+            p.apply_load_commands(&mut registry, owner);
+        }
         Ok(())
     }
 
@@ -273,8 +291,11 @@ impl<C: Checks> Backend for Hooks<C> {
     }
 
     fn should_fail(p: &Profiler, tag: Tag<'_>, kind: FailKind, size: usize, gfp: Gfp) -> bool {
-        match SiteId::controlled(tag.word()) {
-            Some((site, flags)) if flags.contains(Flags::FAIL) && !gfp.nofail() => {
+        let Some((site, flags)) = SiteId::controlled(tag.word()) else {
+            return false;
+        };
+        match p.settled(site, tag, flags) {
+            flags if flags.contains(Flags::FAIL) && !gfp.nofail() => {
                 p.faults.should_fail(site, tag, kind, size)
             }
             _ => false,
@@ -362,6 +383,7 @@ impl Profiler {
         let Some((site, flags)) = SiteId::controlled(tag.word()) else {
             return;
         };
+        let flags = p.settled(site, tag, flags);
         if !flags.contains(Flags::PROFILE) {
             return;
         }
@@ -389,7 +411,10 @@ impl Profiler {
         p: &Profiler,
     ) {
         let site = tag
-            .and_then(|t| SiteId::controlled(t.word()))
+            .and_then(|t| {
+                let (site, flags) = SiteId::controlled(t.word())?;
+                Some((site, p.settled(site, t, flags)))
+            })
             .filter(|(_, f)| f.contains(Flags::PROFILE));
         let Some((site, flags)) = site else {
             slot.set(0);
@@ -401,6 +426,81 @@ impl Profiler {
             .map_or(site, WatchId::as_site_id);
         slot.set(id.get());
         p.counters.add_call(site, size as u64);
+    }
+
+    /// `flags`, read from the word of `tag` (call site `site`), once
+    /// settled if they are [`Flags::UNSETTLED`].
+    #[inline(always)]
+    fn settled(&self, site: SiteId, tag: Tag<'_>, flags: Flags) -> Flags {
+        if flags.contains(Flags::UNSETTLED) {
+            self.settle(site, tag)
+        } else {
+            flags
+        }
+    }
+
+    /// Settles the flags of a Rust line of the kernel's pool (call site
+    /// `id`, tag `tag`) that is [`Flags::UNSETTLED`]: it gets what
+    /// `control=` gives it, as the call sites of a module that loads do
+    /// (`f` neither on allocprof's own lines nor past the fault table's
+    /// room; the default once the kernel was found locked down).  Any
+    /// context, nothing allocated (the watch tables were made at load if
+    /// `control=` watches).  Returns the flags the line has then: a control
+    /// write or another hook may have settled it first.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn settle(&self, id: SiteId, tag: Tag<'_>) -> Flags {
+        let word = tag.word();
+        let flags = Flags::of_word(word);
+        if !flags.contains(Flags::UNSETTLED) {
+            return flags;
+        }
+        let site = tag.site();
+        let (mut new, knobs) = if self.load_locked_down.load(Ordering::Relaxed) {
+            (Flags::DEFAULT, None)
+        } else {
+            final_flags(self.load.queries(), &site, Flags::DEFAULT)
+        };
+        if new.contains(Flags::FAIL) {
+            let given = site.module != Some(OWN_MODULE)
+                && knobs.is_some_and(|k| self.faults.set(id, k).is_ok());
+            if !given {
+                new = new.without(Flags::FAIL);
+            }
+        }
+        if !new.contains(Flags::PROFILE) {
+            self.inaccurate.set(id);
+        }
+        match tag.replace_word(word, id.word(new)) {
+            Ok(()) => new,
+            Err(now) => {
+                let now = Flags::of_word(now);
+                if new.contains(Flags::FAIL) && !now.contains(Flags::FAIL) {
+                    self.faults.remove(id);
+                }
+                now
+            }
+        }
+    }
+
+    /// The flags of call site `id` (tag `tag`), for the control file: those
+    /// in its word, settled first if they were not
+    /// ([`Flags::UNSETTLED`]: a Rust line that `control=` has not reached).
+    pub(crate) fn flags_of(&self, id: SiteId, tag: Tag<'_>) -> Flags {
+        self.settled(id, tag, Flags::of_word(tag.word()))
+    }
+
+    /// The word of a Rust line of the kernel's pool that `control=` has
+    /// not reached: [`Flags::UNSETTLED`] and the default, with `f` if
+    /// `control=` may give it (the kernel asks [`Backend::should_fail`] only
+    /// for a word with `f`, and that settles it).
+    fn unsettled_word(&self, id: SiteId) -> u64 {
+        let flags = Flags::DEFAULT.with(Flags::UNSETTLED);
+        id.word(if self.load_gives_fail {
+            flags.with(Flags::FAIL)
+        } else {
+            flags
+        })
     }
 }
 
@@ -436,30 +536,84 @@ impl Profiler {
         Ok(())
     }
 
+    /// Whether `control=` is no longer applied to modules that load: lockdown
+    /// rose after allocprof loaded, and what the control file may no longer
+    /// do, `control=` no longer does either (said once).  Process context.
+    fn load_refused(&self) -> bool {
+        if self.load_locked_down.load(Ordering::Relaxed) {
+            return true;
+        }
+        if !writes_locked_down() {
+            return false;
+        }
+        if !self.load_locked_down.swap(true, Ordering::Relaxed) {
+            pr_warn!("control= no longer applied to the call sites of modules that load: the kernel is locked down\n");
+        }
+        true
+    }
+
+    /// Marks the Rust lines of the kernel's pool that `control=` has not
+    /// reached [`Flags::UNSETTLED`]: the free tags (lines that have not
+    /// allocated yet) and those whose module is gone (it may load again),
+    /// so that the first hook that sees one applies `control=`
+    /// ([`Profiler::settle`]).  Nothing to do without `control=`.
+    fn unsettle_pool(&self, registry: &mut Registry) {
+        if self.load.is_empty() {
+            return;
+        }
+        registry.for_each_pool_tag(|id, tag| {
+            if !tag.named() || tag.gone() {
+                tag.set_word(self.unsettled_word(id));
+            }
+        });
+    }
+
+    /// A module is about to run its init: `control=` reaches its call sites
+    /// unless the kernel is locked down now (said once).
+    pub(crate) fn module_coming(&self) {
+        if !self.load.is_empty() {
+            self.load_refused();
+        }
+    }
+
+    /// The module `name` went away (after its exit, or a failed init): its
+    /// Rust lines in the kernel's pool, which stay in vmlinux until a
+    /// module of that name loads again, lose the flags they were given and
+    /// their fault entries, as a C module's call sites go with its section;
+    /// with `control=` they are unsettled again, for that next load.
+    pub(crate) fn module_going(&self, name: &[u8]) {
+        let mut registry = self.registry.lock();
+        registry.for_each_pool_tag(|id, tag| {
+            if tag.module() != Some(name) {
+                return;
+            }
+            if Flags::of_word(tag.word()).contains(Flags::FAIL) {
+                self.faults.remove(id);
+            }
+            tag.set_word(if self.load.is_empty() {
+                id.word(Flags::DEFAULT)
+            } else {
+                self.unsettled_word(id)
+            });
+        });
+    }
+
     /// Applies the commands of `control=` to the call sites of the module
     /// `owner` that just loaded, so that `control=` also reaches a module
     /// loaded later (its allocations from its init on).  A command that
     /// cannot be applied (no memory for the watch tables, the fault table
     /// full) leaves the rest as they are and says so.
     fn apply_load_commands(&self, registry: &mut Registry, owner: usize) {
-        if self.load_commands.is_empty() || owner == 0 {
+        if self.load.is_empty() || self.load_refused() {
             return;
         }
-        // Lockdown rose after allocprof loaded: what the control file may
-        // no longer do, `control=` no longer does either.
-        if writes_locked_down() {
-            pr_warn!("control= not applied to the call sites of a loading module: the kernel is locked down\n");
-            return;
-        }
-        let Ok(queries) = queries(&self.load_commands) else {
-            return;
-        };
+        let queries = self.load.queries();
         let mut watch_ready = None;
         let mut failed = None;
         registry.for_each_tag_of(owner, |id, tag| {
             let site = tag.site();
             let old = SiteId::controlled(tag.word()).map_or(Flags::DEFAULT, |(_, f)| f);
-            let (new, knobs) = final_flags(&queries, &site, old);
+            let (new, knobs) = final_flags(queries, &site, old);
             if new == old && knobs.is_none() {
                 return;
             }

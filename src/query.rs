@@ -18,6 +18,10 @@ use crate::text::BStr;
 /// control file (in `/proc/allocinfo` they have none).
 pub(crate) const VMLINUX: &[u8] = b"vmlinux";
 
+/// The module name of allocprof's own call sites: its Rust lines, named
+/// after the module (`module!` in `allocprof.rs`); `f` is refused there.
+pub(crate) const OWN_MODULE: &[u8] = b"allocprof";
+
 /// How a flags-spec changes a call site's flags.
 #[derive(Clone, Copy)]
 pub(crate) enum Op {
@@ -54,9 +58,19 @@ impl Query<'_> {
     /// Whether the command gives the call sites it selects `f` (then they
     /// take its knobs).
     pub(crate) fn gives_fail(&self) -> bool {
+        self.gives().contains(Flags::FAIL)
+    }
+
+    /// Whether the command may have call sites watched (`s`, `a`, `n`).
+    pub(crate) fn gives_watch(&self) -> bool {
+        self.gives().watched()
+    }
+
+    /// The flags the command may give.
+    fn gives(&self) -> Flags {
         match self.op {
-            Op::Add(f) | Op::Set(f) => f.contains(Flags::FAIL),
-            Op::Remove(_) => false,
+            Op::Add(f) | Op::Set(f) => f,
+            Op::Remove(_) => Flags::NONE,
         }
     }
 }
@@ -290,6 +304,42 @@ pub(crate) fn queries(input: &[u8]) -> Result<KVec<Query<'_>>> {
         out.push(query(&words)?, GFP_KERNEL)?;
     }
     Ok(out)
+}
+
+/// The commands of `control=`, parsed once at load: a hook applies them to
+/// a Rust line the first time it sees the line (`Profiler::settle`), where
+/// nothing may be allocated.
+pub(crate) struct LoadCommands {
+    /// Borrows `text`'s buffer (hence `'static` here, shortened when handed
+    /// out); declared first so that it is dropped first.
+    queries: KVec<Query<'static>>,
+    _text: KVec<u8>,
+}
+
+impl LoadCommands {
+    /// The commands of `text` (already checked by the parameter's parser:
+    /// an error here is a memory shortage or a bug).
+    pub(crate) fn new(text: KVec<u8>) -> Result<Self> {
+        // SAFETY: The slice is `text`'s heap buffer, which does not move
+        // when the vector does; `text` is never changed after this and is
+        // dropped after `queries` (field order, as `_text`), so the buffer outlives
+        // every borrow of it in `queries`.
+        let all: &'static [u8] = unsafe { core::slice::from_raw_parts(text.as_ptr(), text.len()) };
+        Ok(Self {
+            queries: queries(all)?,
+            _text: text,
+        })
+    }
+
+    /// The commands, in order.
+    pub(crate) fn queries(&self) -> &[Query<'_>] {
+        &self.queries
+    }
+
+    /// Whether there is no command.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.queries.is_empty()
+    }
 }
 
 /// Shell-style match of `name` with `pattern` (`*` any bytes, `?` one), as

@@ -11,6 +11,7 @@ use kernel::{c_str, new_mutex, prelude::*, sync::Arc, sync::Mutex, ThisModule};
 
 use crate::profiler::{DebugChecks, Hooks, NoChecks, Profiler};
 use crate::sys::backend::{Adoption, Registration};
+use crate::sys::module::ModuleEvents;
 use crate::sys::sysctl::{Sysctl, SysctlValue};
 use crate::sysctl::Mode;
 
@@ -193,6 +194,23 @@ fn unregister(inner: &mut Inner) {
             "{} page allocations beyond the back-reference array were not counted\n",
             untracked
         );
+    }
+}
+
+/// Other modules' loads and unloads reach the registered profiler, for
+/// their Rust lines in the kernel's pool (`Profiler::module_going`).
+impl ModuleEvents for Profiling {
+    fn coming(&self) {
+        self.with_profiler(Profiler::module_coming);
+    }
+
+    fn going(&self, name: &[u8]) {
+        self.with_registration(|r| {
+            let p = r.data();
+            p.module_going(name);
+            // Its fault entries went with it.
+            r.fail(p.wants_failures());
+        });
     }
 }
 

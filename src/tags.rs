@@ -471,6 +471,24 @@ impl Registry {
         }
     }
 
+    /// Calls `f` with the id and tag of every tag of vmlinux that may be a
+    /// Rust line of the kernel's pool (`lib/alloc_tag_rust.c`): a free one
+    /// (not [`Tag::named`]) or one with a module's name (no other tag of
+    /// vmlinux has one), gone or not.
+    pub(crate) fn for_each_pool_tag(&mut self, mut f: impl FnMut(SiteId, Tag<'_>)) {
+        for s in self.sections.values().filter(|s| s.owner == 0) {
+            if let Some(tags) = s.tags() {
+                for (tag, id) in tags
+                    .iter()
+                    .zip(s.ids())
+                    .filter(|(t, _)| !t.named() || t.module().is_some())
+                {
+                    f(id, tag);
+                }
+            }
+        }
+    }
+
     /// Calls `f` with the id of every call site, and whether its module is
     /// gone: those of the loaded images, and the copies kept of unloaded
     /// modules' ones.

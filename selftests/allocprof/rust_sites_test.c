@@ -23,6 +23,16 @@
  * on one "src/FILE.rs:LINE [allocprof]" line with the bytes and calls the
  * kernel's allocators account for that size; every line of allocprof's is
  * named src/FILE.rs.
+ *
+ * A Rust module's lines live in the kernel's pool of tags, which stays when
+ * the module goes: their flags must still go with the module, as a C
+ * module's call sites' do.  `+f` on the module, rmmod, modprobe: it loads,
+ * its lines at =p, no fault entry left of it (before the fix the load
+ * failed with ENOMEM at every try).  And control= must reach a Rust module
+ * loaded after allocprof, from its first allocation: with
+ * control="module allocprof_rust_test =_" its lines show =_ and its init's
+ * live allocations 0/0, a line it first allocates later (kvgrow) =_ too
+ * (before the fix they showed =p and counted).
  */
 #include "allocprof_lib.h"
 
@@ -51,6 +61,9 @@ static struct rust_sites init_sites = { .tag = "site", .func = RUST_FUNC };
 static struct rust_sites trigger_sites = { .tag = "trigger-site", .func = "Extra::new" };
 
 #define TRIGGER "/sys/kernel/debug/" RUST_MODULE "/trigger"
+#define FAULTS "/sys/kernel/debug/allocprof/faults"
+#define UNPROFILED "module " RUST_MODULE " =_"
+#define FAILING "module " RUST_MODULE " +f"
 
 /* The number of @tag lines the module has logged so far. */
 static int logged(const struct rust_sites *set)
@@ -266,6 +279,98 @@ static void t_trigger_free(int i)
 	ksft_test_result(ok, "after 'echo free' to the trigger, each of its lines at 0/0\n");
 }
 
+/*
+ * The lines of the module in the control file: how many, and how many of
+ * them have @flags (e.g. "=p"); -1 if the file cannot be read.
+ */
+static int control_lines(const char *flags, int *with)
+{
+	char *buf = ap_slurp(AP_CONTROL, NULL), *l, *save = NULL;
+	size_t t = strlen(flags);
+	int all = 0;
+
+	*with = 0;
+	if (!buf)
+		return -1;
+	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		size_t n = strlen(l);
+
+		if (!strstr(l, " [" RUST_MODULE "]"))
+			continue;
+		all++;
+		if (n > t && l[n - t - 1] == ' ' && !strcmp(l + n - t, flags))
+			(*with)++;
+	}
+	free(buf);
+	return all;
+}
+
+/* Whether every line of the module in the control file has @flags (else says so). */
+static int all_lines_are(const char *flags)
+{
+	int with, all = control_lines(flags, &with);
+
+	if (all > 0 && with == all)
+		return 1;
+	ksft_print_msg("%d lines of %s in the control file, %d of them %s\n", all, RUST_MODULE,
+		       with, flags);
+	ap_sh("grep -F ' [" RUST_MODULE "]' " AP_CONTROL " | sed 's/^/# /'");
+	return 0;
+}
+
+/* The number of lines of the faults report that name the module's file. */
+static int fault_lines(void)
+{
+	char *buf = ap_slurp(FAULTS, NULL), *l, *save = NULL;
+	int n = 0;
+
+	if (!buf)
+		return -1;
+	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		n += !!strstr(l, "/" RUST_MODULE ".rs:");
+	free(buf);
+	return n;
+}
+
+static void t_fail_reload(int i)
+{
+	int ok, loaded, entries;
+
+	(void)i;
+	ok = ap_sh("modprobe " RUST_MODULE) == 0 &&
+	     ap_write_file(AP_CONTROL, FAILING, strlen(FAILING)) == 0 &&
+	     all_lines_are("=pf") && ap_sh("rmmod " RUST_MODULE) == 0;
+	loaded = ap_sh("modprobe " RUST_MODULE) == 0;
+	if (!loaded)
+		ksft_print_msg("modprobe %s failed after +f and rmmod\n", RUST_MODULE);
+	entries = fault_lines();
+	if (entries)
+		ksft_print_msg("%d fault entries of %s left\n", entries, RUST_MODULE);
+	ok = ok && loaded && all_lines_are("=p") && entries == 0;
+	ok &= ap_sh("rmmod " RUST_MODULE) == 0;
+	ksft_test_result(ok, "+f on the module's lines, rmmod, modprobe: it loads, its lines =p, no fault entry left\n");
+}
+
+static void t_control_param(int i)
+{
+	int ok, fd, s;
+
+	(void)i;
+	fd = ap_module_fd("allocprof");
+	ok = ap_delete("allocprof") == 0 && ap_finit(fd, "control=\"" UNPROFILED "\"") == 0;
+	close(fd);
+	if (!ok)
+		ksft_print_msg("allocprof could not be loaded again with control=\"%s\"\n", UNPROFILED);
+	ok = ok && ap_sh("modprobe " RUST_MODULE) == 0 &&
+	     ap_write_file(TRIGGER, "kvgrow", strlen("kvgrow")) == 0 && all_lines_are("=_");
+	for (s = 0; ok && s < init_sites.n; s++)
+		ok &= line_is(&init_sites, &init_sites.s[s], 0, 0);
+	ok &= ap_sh("rmmod " RUST_MODULE) == 0;
+	ok &= ap_load(NULL) == 0;
+	ksft_test_result(ok, "control=\"%s\", then modprobe: its lines =_ from their first allocation, its init's at 0/0\n",
+			 UNPROFILED);
+}
+
 static const struct ap_step steps[] = {
 	AP_STEP(t_own_pages),
 	AP_STEP(t_own_counters),
@@ -276,6 +381,8 @@ static const struct ap_step steps[] = {
 	AP_STEP(t_no_helper),
 	AP_STEP(t_unloaded),
 	AP_STEP(t_reloaded),
+	AP_STEP(t_fail_reload),
+	AP_STEP(t_control_param),
 };
 
 int main(void)

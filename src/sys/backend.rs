@@ -246,6 +246,14 @@ impl<'a> Tag<'a> {
         self.backend().store(word, Ordering::Relaxed)
     }
 
+    /// Sets the tag's word to `new` if it is still `old`; else the word it
+    /// has.
+    pub(crate) fn replace_word(self, old: u64, new: u64) -> core::result::Result<(), u64> {
+        self.backend()
+            .compare_exchange(old, new, Ordering::Relaxed, Ordering::Relaxed)
+            .map(drop)
+    }
+
     /// Whether the kernel marked the call site inaccurate
     /// (`CODETAG_FLAG_INACCURATE`: an object without a slot, an allocation
     /// the boot record could not hold).

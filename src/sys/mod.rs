@@ -14,6 +14,7 @@
 pub(crate) mod backend;
 pub(crate) mod debugfs;
 pub(crate) mod mm;
+pub(crate) mod module;
 pub(crate) mod param;
 pub(crate) mod percpu;
 pub(crate) mod printk;
