@@ -237,8 +237,8 @@ gate-soak: setup
 test-checkouts: setup
 	@scripts/test-checkouts
 
-# Boots noprof, upstream and base guests in turn (about 12 minutes once the
-# kernels are built); BENCH_ROUNDS, BENCH_TCG_ROUNDS, BENCH_RUNS, BENCH_TCG_RUNS,
+# Boots noprof, upstream and base guests in turn (how long the latest run
+# took: Documentation/benchmark.md); BENCH_ROUNDS, BENCH_TCG_ROUNDS, BENCH_RUNS, BENCH_TCG_RUNS,
 # BENCH_PARAMS (see bench/run).
 bench: setup
 	@bench/run
