@@ -468,9 +468,7 @@ impl Profiler {
                 new = new.without(Flags::FAIL);
             }
         }
-        if !new.contains(Flags::PROFILE) {
-            self.inaccurate.set(id);
-        }
+        self.mark_unprofiled(id, new);
         match tag.replace_word(word, id.word(new)) {
             Ok(()) => new,
             Err(now) => {
@@ -527,13 +525,18 @@ impl Profiler {
         } else if old.contains(Flags::FAIL) {
             self.faults.remove(id);
         }
-        // Its figures miss what it allocates while not profiled
-        // (`accurate:no` in format 2.0), as after the sysctl's 0.
+        self.mark_unprofiled(id, new);
+        tag.set_word(id.word(new));
+        Ok(())
+    }
+
+    /// Call site `id` gets the flags `new`: without `p`, its figures miss
+    /// what it allocates while not profiled (`accurate:no` in format 2.0),
+    /// as after the sysctl's 0.
+    fn mark_unprofiled(&self, id: SiteId, new: Flags) {
         if !new.contains(Flags::PROFILE) {
             self.inaccurate.set(id);
         }
-        tag.set_word(id.word(new));
-        Ok(())
     }
 
     /// Whether `control=` is no longer applied to modules that load: lockdown
