@@ -95,7 +95,15 @@ module: setup
 	@$(MAKE) --no-print-directory -C $(KDIR) M=$(MODSTAGE) $(KMAKE_VARS) \
 		ALLOCPROF_FLAVOUR=$(KFLAVOUR) modules 2>&1 | { grep -v '^make\[' || true; }
 	@mkdir -p $(GUEST)/modules && rm -f $(GUEST)/modules/*.ko && \
-		find $(MODSTAGE) -name '*.ko' -exec cp {} $(GUEST)/modules/ \;
+		find $(MODSTAGE) -name '*.ko' -not -path '*/moved/*' -exec cp {} $(GUEST)/modules/ \;
+	@# Build B of allocprof_rust_moved: the same module name, so on its own,
+	@# and beside the selftests (initramfs), not among the modules.
+	@if [ -z "$(filter upstream noprof,$(KFLAVOUR))" ]; then \
+		$(MAKE) --no-print-directory -C $(KDIR) M=$(MODSTAGE)/modules/moved $(KMAKE_VARS) \
+			modules 2>&1 | { grep -v '^make\[' || true; } && \
+		mkdir -p $(GUEST)/moved && \
+		cp $(MODSTAGE)/modules/moved/allocprof_rust_moved.ko $(GUEST)/moved/allocprof_rust_moved_b.ko; \
+	fi
 	@ls $(GUEST)/modules/ | sed 's/^/  module: /'
 
 # The kselftest tree the guest runs: our collection, built with the kernel's
@@ -120,6 +128,8 @@ selftests: setup
 		OUTPUT=$(GUEST)/selftests-build emit_tests >$(GUEST)/kselftest/kselftest-list.txt
 
 initramfs: module selftests
+	@if [ -f $(GUEST)/moved/allocprof_rust_moved_b.ko ]; then \
+		cp $(GUEST)/moved/allocprof_rust_moved_b.ko $(GUEST)/kselftest/allocprof/; fi
 	@qemu/mkinitramfs $(GUEST)/initramfs.cpio.gz $(KDIR) $(GUEST)/modules/*.ko \
 		--selftests $(GUEST)/kselftest
 

@@ -800,7 +800,8 @@ static inline int ap_load(const char *args)
 static inline int ap_unload_all(void)
 {
 	static const char *const mods[] = { "allocprof_churn", "allocprof_test2", "allocprof_test",
-					     "allocprof_rust_test", "allocprof_rust_many", "allocprof" };
+					     "allocprof_rust_test", "allocprof_rust_many", "allocprof_rust_moved",
+					     "allocprof" };
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(mods); i++) {

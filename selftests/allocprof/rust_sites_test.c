@@ -33,7 +33,19 @@
  * control="module allocprof_rust_test =_" its lines show =_ and its init's
  * live allocations 0/0, a line it first allocates later (kvgrow) =_ too
  * (before the fix they showed =p and counted).
+ *
+ * A module rebuilt with its lines moved shows only its current lines:
+ * allocprof_rust_moved, built twice from one generated file
+ * (selftests/modules/allocprof_rust_moved.sh), allocates on line P in
+ * first() and on line Q in second() (build A), then on line P in third()
+ * and on line Q + 1 in fourth() (build B, allocprof_rust_moved_b.ko beside
+ * this program).  After A is unloaded and B loaded, line P shows once, as
+ * third()'s, with B's object; Q shows no more; Q + 1 shows fourth()'s
+ * object (before the fix, P kept the name first() and Q showed at 0/0).
  */
+#include <libgen.h>
+#include <limits.h>
+
 #include "allocprof_lib.h"
 
 #define RUST_MODULE "allocprof_rust_test"
@@ -371,6 +383,113 @@ static void t_control_param(int i)
 			 UNPROFILED);
 }
 
+#define MOVED "allocprof_rust_moved"
+
+/*
+ * The lines of allocprof_rust_moved.rs:@line in /proc/allocinfo: how many,
+ * with the figures and function name of the last.
+ */
+static int moved_line(int line, struct ap_fig *fig, char *func, size_t size)
+{
+	char at[64], *buf = ap_slurp(AP_ALLOCINFO, NULL), *l, *save = NULL;
+	const char *tail = " [" MOVED "] func:";
+	int n = 0;
+
+	func[0] = '\0';
+	if (!buf)
+		return -1;
+	snprintf(at, sizeof(at), "/" MOVED ".rs:%d ", line);
+	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *f = strstr(l, tail);
+
+		ap_cut_inaccurate(l);
+		if (!strstr(l, at) || !f)
+			continue;
+		n++;
+		if (sscanf(l, "%lld %llu", &fig->bytes, &fig->calls) != 2)
+			fig->calls = ~0ULL;
+		snprintf(func, size, "%s", f + strlen(tail));
+		func[strcspn(func, " ")] = '\0';
+	}
+	free(buf);
+	return n;
+}
+
+/*
+ * Whether line @line shows once, for a function named ...::@fn (or @fn),
+ * with one object of @unit bytes; else says what it shows.
+ */
+static int moved_shows(int line, const char *fn, long long unit)
+{
+	struct ap_fig fig = { 0, 0, 0, 0 };
+	char func[128];
+	int n = moved_line(line, &fig, func, sizeof(func));
+	size_t lf = strlen(func), ln = strlen(fn);
+	int named = lf >= ln && !strcmp(func + lf - ln, fn) &&
+		    (lf == ln || !strncmp(func + lf - ln - 2, "::", 2));
+
+	if (n == 1 && named && fig.bytes == unit && fig.calls == 1)
+		return 1;
+	ksft_print_msg("%s.rs:%d: %d line(s), the last func:%s %lld bytes %llu calls; expected one, func:...%s, %lld bytes 1 call\n",
+		       MOVED, line, n, func, fig.bytes, fig.calls, fn, unit);
+	return 0;
+}
+
+/* The lines build @variant logged at its load ("V f1 P f2 Q"); 0 on success. */
+static int moved_logged(char variant, int *p, int *q)
+{
+	char buf[256], word[48], *at;
+
+	snprintf(word, sizeof(word), MOVED ": %c ", variant);
+	if (ap_sh_out(buf, sizeof(buf), "dmesg | grep '%s' | tail -n 1", word) < 0)
+		return -1;
+	at = strstr(buf, word);
+	return at && sscanf(at + strlen(word), "%*s %d %*s %d", p, q) == 2 ? 0 : -1;
+}
+
+/* The path of build B, beside this program. */
+static void moved_b_path(char *path, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	self[n > 0 ? n : 0] = '\0';
+	snprintf(path, size, "%s/" MOVED "_b.ko", n > 0 ? dirname(self) : ".");
+}
+
+static void t_rebuilt(int i)
+{
+	long long unit = ap_slab_size(ap_kmalloc_cache(64));
+	int p = 0, q = 0, p2 = 0, r = 0, fd, ok;
+	struct ap_fig fig = { 0, 0, 0, 0 };
+	char path[PATH_MAX], func[128];
+
+	(void)i;
+	if (ap_module_loaded(MOVED))
+		ap_delete(MOVED);
+	fd = ap_module_fd(MOVED);
+	ok = ap_finit(fd, "") == 0 && !moved_logged('A', &p, &q) &&
+	     moved_shows(p, "first", unit) && moved_shows(q, "second", unit);
+	close(fd);
+	ok &= ap_delete(MOVED) == 0;
+	moved_b_path(path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		ksft_print_msg("%s: %s\n", path, strerror(errno));
+	ok = ok && fd >= 0 && ap_finit(fd, "") == 0 && !moved_logged('B', &p2, &r) && p2 == p &&
+	     moved_shows(p, "third", unit) && moved_shows(r, "fourth", unit);
+	if (fd >= 0)
+		close(fd);
+	if (ok && moved_line(q, &fig, func, sizeof(func)) != 0) {
+		ksft_print_msg("%s.rs:%d, which build B does not allocate on, shows: %lld bytes %llu calls, func:%s\n",
+			       MOVED, q, fig.bytes, fig.calls, func);
+		ok = 0;
+	}
+	ok &= ap_delete(MOVED) == 0;
+	ksft_test_result(ok, "rebuilt with its lines moved: line %d shows third()'s object, not first()'s name; line %d (second()'s) no more\n",
+			 p, q);
+}
+
 static const struct ap_step steps[] = {
 	AP_STEP(t_own_pages),
 	AP_STEP(t_own_counters),
@@ -383,6 +502,7 @@ static const struct ap_step steps[] = {
 	AP_STEP(t_reloaded),
 	AP_STEP(t_fail_reload),
 	AP_STEP(t_control_param),
+	AP_STEP(t_rebuilt),
 };
 
 int main(void)
