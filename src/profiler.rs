@@ -70,8 +70,6 @@ pub(crate) struct Profiler {
     /// kernel's pool when a hook first sees it (`Profiler::settle`): set
     /// once at load, before the profiler is shared.
     load: LoadCommands,
-    /// Whether `load` gives some call site `f`.
-    load_gives_fail: bool,
     /// The kernel was found locked down after allocprof loaded (by a
     /// module load, `Profiler::module_coming`): `load` is no longer applied.
     load_locked_down: AtomicBool,
@@ -93,7 +91,6 @@ impl Profiler {
         let pages = PageRefs::new(max_pfn())?;
         let faults = Faults::new()?;
         let load = LoadCommands::new(load_commands)?;
-        let load_gives_fail = load.queries().iter().any(Query::gives_fail);
         let registry = Registry::new()?;
         let inaccurate = Inaccurate::new()?;
         let watch = Watch::new(module)?;
@@ -108,7 +105,6 @@ impl Profiler {
                 registry <- crate::new_try_mutex!(registry, "allocprof_registry"),
                 faults <- faults,
                 load,
-                load_gives_fail,
                 load_locked_down: AtomicBool::new(false),
                 reports: Reports::new(module),
             }),
@@ -130,7 +126,7 @@ impl Profiler {
     /// Whether the kernel is to ask [`Backend::should_fail`]: while a call
     /// site has `f`, or `control=` may give it to a module that loads.
     pub(crate) fn wants_failures(&self) -> bool {
-        self.faults.in_use() || self.load_gives_fail
+        self.faults.in_use() || self.load.gives_fail()
     }
 
     /// Counts the profiler's own tables, which it allocated before its
@@ -449,7 +445,7 @@ impl Profiler {
     /// write or another hook may have settled it first.
     #[cold]
     #[inline(never)]
-    pub(crate) fn settle(&self, id: SiteId, tag: Tag<'_>) -> Flags {
+    fn settle(&self, id: SiteId, tag: Tag<'_>) -> Flags {
         let word = tag.word();
         let flags = Flags::of_word(word);
         if !flags.contains(Flags::UNSETTLED) {
@@ -494,7 +490,7 @@ impl Profiler {
     /// for a word with `f`, and that settles it).
     fn unsettled_word(&self, id: SiteId) -> u64 {
         let flags = Flags::DEFAULT.with(Flags::UNSETTLED);
-        id.word(if self.load_gives_fail {
+        id.word(if self.load.gives_fail() {
             flags.with(Flags::FAIL)
         } else {
             flags

@@ -320,10 +320,10 @@ impl LoadCommands {
     /// The commands of `text` (already checked by the parameter's parser:
     /// an error here is a memory shortage or a bug).
     pub(crate) fn new(text: KVec<u8>) -> Result<Self> {
-        // SAFETY: The slice is `text`'s heap buffer, which does not move
-        // when the vector does; `text` is never changed after this and is
-        // dropped after `queries` (field order, as `_text`), so the buffer outlives
-        // every borrow of it in `queries`.
+        // The slice is `text`'s heap buffer, which does not move when the
+        // vector does; `text` is never changed after this and is dropped
+        // after `queries` (field order, as `_text`).
+        // SAFETY: So the buffer outlives every borrow of it in `queries`.
         let all: &'static [u8] = unsafe { core::slice::from_raw_parts(text.as_ptr(), text.len()) };
         Ok(Self {
             queries: queries(all)?,
@@ -334,6 +334,11 @@ impl LoadCommands {
     /// The commands, in order.
     pub(crate) fn queries(&self) -> &[Query<'_>] {
         &self.queries
+    }
+
+    /// Whether some command gives `f`.
+    pub(crate) fn gives_fail(&self) -> bool {
+        self.queries.iter().any(Query::gives_fail)
     }
 
     /// Whether there is no command.
