@@ -1,0 +1,762 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The helpers of the allocprof selftests, compiled once and linked into
+ * every program; allocprof_lib.h says what each does.
+ */
+#include "allocprof_lib.h"
+
+int ap_sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+int ap_sh_out(char *buf, size_t size, const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	size_t len = 0, n;
+	FILE *f;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	buf[0] = '\0';
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (len < size - 1 && (n = fread(buf + len, 1, size - 1 - len, f)) > 0)
+		len += n;
+	buf[len] = '\0';
+	st = pclose(f);
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+long ap_sh_num(const char *fmt, const char *arg)
+{
+	char buf[64];
+
+	if (ap_sh_out(buf, sizeof(buf), fmt, arg) < 0 || buf[0] < '0' || buf[0] > '9')
+		return -1;
+	return atol(buf);
+}
+
+ssize_t ap_read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n, total = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)total < size - 1) {
+		n = read(fd, buf + total, size - 1 - total);
+		if (n < 0) {
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		total += n;
+	}
+	buf[total] = '\0';
+	close(fd);
+	return total;
+}
+
+int ap_write_file(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, data, len);
+	if (n < 0) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	close(fd);
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+int ap_module_loaded(const char *name)
+{
+	char buf[65536], pat[80];
+	ssize_t n = ap_read_file("/proc/modules", buf, sizeof(buf));
+
+	if (n < 0)
+		return 0;
+	snprintf(pat, sizeof(pat), "%s ", name);
+	if (!strncmp(buf, pat, strlen(pat)))
+		return 1;
+	snprintf(pat, sizeof(pat), "\n%s ", name);
+	return strstr(buf, pat) != NULL;
+}
+
+int ap_open_as_nobody(const char *path, int flags)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return errno;
+	if (pid == 0) {
+		int fd;
+
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(255);
+		fd = open(path, flags);
+		_exit(fd < 0 ? errno : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+int ap_sysctl_is(const char *want)
+{
+	char buf[32];
+
+	if (ap_read_file(AP_SYSCTL, buf, sizeof(buf)) < 0) {
+		ksft_print_msg("vm.mem_profiling: cannot read it\n");
+		return 0;
+	}
+	if (strcmp(buf, want))
+		ksft_print_msg("vm.mem_profiling reads '%s', expected '%s'\n", buf, want);
+	return !strcmp(buf, want);
+}
+
+unsigned int ap_steps_plan(const struct ap_step *steps, unsigned int n)
+{
+	unsigned int i, plan = 0;
+
+	for (i = 0; i < n; i++)
+		plan += steps[i].times ? (unsigned int)*steps[i].times : 1;
+	return plan;
+}
+
+char *ap_slurp(const char *path, size_t *lenp)
+{
+	size_t size = 1 << 16, len = 0;
+	char *buf = malloc(size);
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0 || !buf) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	for (;;) {
+		if (len + 4096 + 1 > size) {
+			char *bigger = realloc(buf, size * 2);
+
+			if (!bigger) {
+				free(buf);
+				close(fd);
+				return NULL;
+			}
+			buf = bigger;
+			size *= 2;
+		}
+		n = read(fd, buf + len, size - len - 1);
+		if (n < 0) {
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	if (lenp)
+		*lenp = len;
+	return buf;
+}
+
+int ap_cut_inaccurate(char *line)
+{
+	size_t l = strlen(line), t = strlen(AP_INACCURATE);
+	char *key;
+
+	while (l > 1 && line[l - 1] == ' ') {
+		line[l - 1] = '\0';
+		key = strrchr(line, ' ');
+		line[l - 1] = ' ';
+		if (!key || strncmp(key, " node:", 6))
+			break;
+		strcpy(key, " ");
+		l = strlen(line);
+	}
+	if (l < t || strcmp(line + l - t, AP_INACCURATE))
+		return 0;
+	strcpy(line + l - t, " ");
+	return 1;
+}
+
+int ap_site_lines(const char *module, const char *func, struct ap_fig *figs, int max)
+{
+	char tail[160], *buf, *line, *save = NULL;
+	int n = 0;
+
+	if (module)
+		snprintf(tail, sizeof(tail), " [%s] func:%s ", module, func);
+	else
+		snprintf(tail, sizeof(tail), " func:%s ", func);
+	buf = ap_slurp(AP_ALLOCINFO, NULL);
+	if (!buf)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct ap_fig f = { 0, 0, 1, ap_cut_inaccurate(line) };
+		size_t l = strlen(line), t = strlen(tail);
+
+		if (l < t || strcmp(line + l - t, tail))
+			continue;
+		if (!module && strstr(line, "] func:"))
+			continue;
+		if (sscanf(line, "%lld %llu", &f.bytes, &f.calls) != 2)
+			continue;
+		if (n < max)
+			figs[n] = f;
+		n++;
+	}
+	free(buf);
+	return n;
+}
+
+struct ap_fig ap_site(const char *module, const char *func)
+{
+	struct ap_fig figs[8], fig = { 0, 0, 0, 0 };
+	int n = ap_site_lines(module, func, figs, 8);
+
+	/* The figures of the last line; found counts the lines. */
+	if (n > 0) {
+		fig = figs[n <= 8 ? n - 1 : 7];
+		fig.found = n;
+	}
+	return fig;
+}
+
+const char *ap_line_problem(const char *line, size_t len)
+{
+	char buf[512], *rest, *func, *colon;
+	long long bytes;
+	unsigned long long calls;
+	int off = 0;
+
+	if (len >= sizeof(buf) || len < 24)
+		return "length";
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	if (buf[12] != ' ' || buf[21] != ' ')
+		return "columns";
+	if (sscanf(buf, "%lld %llu %n", &bytes, &calls, &off) != 2 || off != 22)
+		return "figures";
+	if (bytes < 0 || memchr(buf, '-', 22))
+		return "negative bytes";
+	if (calls > LLONG_MAX)
+		return "negative calls";
+	rest = buf + off;
+	func = strstr(rest, " func:");
+	colon = strchr(rest, ':');
+	if (!func || !colon || colon > func || buf[len - 1] != ' ' || func[6] == ' ')
+		return "tag";
+	return NULL;
+}
+
+int ap_testsites_of(const char *path, struct ap_testsite *sites, int max)
+{
+	char buf[16384], *line, *save = NULL;
+	int n = 0;
+
+	if (ap_read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line && n < max; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%31s %7s %39s %lu", sites[n].name, sites[n].kind,
+			   sites[n].detail, &sites[n].live) == 4)
+			n++;
+	}
+	return n;
+}
+
+int ap_testsites(struct ap_testsite *sites, int max)
+{
+	return ap_testsites_of(AP_TESTDIR "/sites", sites, max);
+}
+
+long ap_testsite_live(const char *name)
+{
+	struct ap_testsite sites[32];
+	int i, n = ap_testsites(sites, 32);
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(sites[i].name, name))
+			return sites[i].live;
+	return -1;
+}
+
+long long ap_slab_size(const char *cache)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/slab_size", cache);
+	if (ap_read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	return atoll(buf);
+}
+
+const char *ap_kmalloc_cache(long long size)
+{
+	static char names[16][24];
+	static long long sizes[16];
+	static int n = -1;
+	long long best = -1;
+	int i, pick = -1;
+
+	if (n < 0) {
+		char list[1024], *name, *save = NULL;
+
+		n = 0;
+		if (ap_sh_out(list, sizeof(list),
+			      "ls /sys/kernel/slab | grep -x 'kmalloc-[0-9]*k\\{0,1\\}'") != 0)
+			return NULL;
+		for (name = strtok_r(list, "\n", &save); name && n < 16;
+		     name = strtok_r(NULL, "\n", &save)) {
+			char path[96], buf[32];
+
+			snprintf(path, sizeof(path), "/sys/kernel/slab/%s/object_size", name);
+			if (ap_read_file(path, buf, sizeof(buf)) <= 0)
+				continue;
+			snprintf(names[n], sizeof(names[n]), "%s", name);
+			sizes[n++] = atoll(buf);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (sizes[i] >= size && (best < 0 || sizes[i] < best)) {
+			best = sizes[i];
+			pick = i;
+		}
+	}
+	return pick < 0 ? NULL : names[pick];
+}
+
+int ap_vmalloc_unit(long long bytes, long long *total, unsigned long long *calls)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	long long pages = bytes / page, array = pages * (long long)sizeof(void *);
+
+	*total += pages * page;
+	*calls += pages;
+	if (array > page)
+		return ap_vmalloc_unit((array + page - 1) / page * page, total, calls);
+	if (!ap_kmalloc_cache(array) || ap_slab_size(ap_kmalloc_cache(array)) <= 0)
+		return -1;
+	*total += ap_slab_size(ap_kmalloc_cache(array));
+	*calls += 1;
+	return 0;
+}
+
+int ap_own_lines(long long bytes, unsigned long long calls)
+{
+	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *l, *save = NULL;
+	int n = 0;
+
+	if (!buf)
+		return -1;
+	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		long long b;
+		unsigned long long c;
+		char file[256];
+
+		if (sscanf(l, "%lld %llu %255s", &b, &c, file) == 3 && b == bytes &&
+		    c == calls && !strncmp(file, "src/", 4) && strstr(l, " [allocprof] func:"))
+			n++;
+	}
+	free(buf);
+	return n;
+}
+
+int ap_kvmalloc_figures(long long size, long long *bytes, unsigned long long *calls)
+{
+	const char *cache = ap_kmalloc_cache(size);
+	long page = sysconf(_SC_PAGESIZE);
+	long long pages = 1;
+
+	*calls = 1;
+	if (cache) {
+		*bytes = ap_slab_size(cache);
+		return *bytes > 0 ? 0 : -1;
+	}
+	while (pages * page < size)
+		pages *= 2;
+	*bytes = pages * page;
+	return 0;
+}
+
+int ap_possible_cpus(void)
+{
+	char buf[256], *p = buf;
+	int n = 0;
+
+	if (ap_read_file("/sys/devices/system/cpu/possible", buf, sizeof(buf)) <= 0)
+		return -1;
+	while (*p >= '0' && *p <= '9') {
+		long a = strtol(p, &p, 10), b = a;
+
+		if (*p == '-')
+			b = strtol(p + 1, &p, 10);
+		n += b - a + 1;
+		if (*p != ',')
+			break;
+		p++;
+	}
+	return n;
+}
+
+int ap_unit(const struct ap_testsite *s, long long *bytes, unsigned long long *calls)
+{
+	if (!strcmp(s->kind, "slab")) {
+		*bytes = ap_slab_size(s->detail);
+		*calls = 1;
+		return *bytes > 0 ? 0 : -1;
+	}
+	if (!strcmp(s->kind, "vmalloc")) {
+		*bytes = 0;
+		*calls = 0;
+		return ap_vmalloc_unit(atoll(s->detail), bytes, calls);
+	}
+	if (!strcmp(s->kind, "percpu")) {
+		/* pcpu_obj_full_size(): the size on every possible CPU, plus memcg's. */
+		long long size, extra;
+		int cpus = ap_possible_cpus();
+
+		if (sscanf(s->detail, "%lld+%lld", &size, &extra) != 2 || cpus <= 0)
+			return -1;
+		*bytes = size * cpus + extra;
+		*calls = 1;
+		return 0;
+	}
+	if (strcmp(s->kind, "pages"))
+		return -1;
+	*bytes = atoll(s->detail);
+	/* alloc_pages_exact() splits its block: one call per page kept. */
+	*calls = strcmp(s->name, "alloc_pages_exact") ? 1 : *bytes / sysconf(_SC_PAGESIZE);
+	return 0;
+}
+
+int ap_testsite_unit(const char *name, long long *bytes, unsigned long long *calls)
+{
+	struct ap_testsite sites[32];
+	int i, n = ap_testsites(sites, 32);
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(sites[i].name, name))
+			return ap_unit(&sites[i], bytes, calls);
+	return -1;
+}
+
+int ap_test_alloc(const char *site, unsigned int count)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "%.31s %u", site, count);
+	return ap_write_file(AP_TESTDIR "/alloc", cmd, strlen(cmd));
+}
+
+int ap_test_free(const char *site)
+{
+	return ap_write_file(AP_TESTDIR "/free", site, strlen(site));
+}
+
+int ap_test_free_first(const char *site, unsigned int n)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "%.31s %u first", site, n);
+	return ap_write_file(AP_TESTDIR "/free", cmd, strlen(cmd));
+}
+
+int ap_test_free_n(const char *site, unsigned int n)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "%.31s %u", site, n);
+	return ap_write_file(AP_TESTDIR "/free", cmd, strlen(cmd));
+}
+
+int ap_expect_in(const char *module, const char *func, long long bytes,
+		 unsigned long long calls)
+{
+	struct ap_fig f = ap_site(module, func);
+
+	if (f.found == 1 && f.bytes == bytes && f.calls == calls)
+		return 1;
+	ksft_print_msg("%s: found %d line(s), %lld bytes %llu calls; expected %lld %llu\n",
+		       func, f.found, f.bytes, f.calls, bytes, calls);
+	return 0;
+}
+
+int ap_expect(const char *func, long long bytes, unsigned long long calls)
+{
+	return ap_expect_in("allocprof_test", func, bytes, calls);
+}
+
+int ap_builtin_profiler(void)
+{
+	static int builtin = -1;
+
+	if (builtin < 0)
+		builtin = ap_sh("grep -q ' alloc_tag_backend_register$' /proc/kallsyms") != 0;
+	return builtin;
+}
+
+int ap_finit(int fd, const char *params)
+{
+	return syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+}
+
+int ap_delete(const char *name)
+{
+	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
+}
+
+int ap_load(const char *args)
+{
+	if (ap_builtin_profiler())
+		return ap_module_loaded("allocprof_test") || !ap_sh("modprobe allocprof_test") ? 0 : -1;
+	if (ap_module_loaded("allocprof") && ap_sh("rmmod allocprof"))
+		return -1;
+	if (ap_sh("modprobe allocprof %s", args ? args : ""))
+		return -1;
+	/*
+	 * allocprof's own Rust lines show from their first allocation (its
+	 * module's lines are kept, not listed, while it is unloaded): with its
+	 * files read once and a command that matches nothing written to its
+	 * control file, the lines of those paths are there before a test
+	 * compares two listings.
+	 */
+	ap_sh("cat %s /sys/kernel/debug/allocprof/* >/dev/null 2>&1; "
+	      "echo 'func ap_load_matches_nothing +p' 2>/dev/null "
+	      ">/sys/kernel/debug/allocprof/control; true", AP_ALLOCINFO);
+	if (!ap_module_loaded("allocprof_test") && ap_sh("modprobe allocprof_test"))
+		return -1;
+	return 0;
+}
+
+int ap_unload_all(void)
+{
+	static const char *const mods[] = { "allocprof_churn", "allocprof_test2", "allocprof_test",
+					     "allocprof_rust_test", "allocprof_rust_many", "allocprof_rust_moved",
+					     "allocprof" };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(mods); i++) {
+		if (ap_module_loaded(mods[i]) && ap_sh("rmmod %s", mods[i])) {
+			ksft_print_msg("cannot unload %s, left by an earlier test\n", mods[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int ap_start(const char *args)
+{
+	return ap_unload_all() ? -1 : ap_load(args);
+}
+
+int ap_node_figures(const char *text, const char *tail,
+		    long long bytes[AP_MAX_NODES], long long calls[AP_MAX_NODES])
+{
+	char end[128];
+	const char *line, *at;
+	size_t e;
+
+	snprintf(end, sizeof(end), "%s node:", tail);
+	e = strlen(end);
+	memset(bytes, 0, AP_MAX_NODES * sizeof(*bytes));
+	memset(calls, 0, AP_MAX_NODES * sizeof(*calls));
+	for (line = text; *line; line = strchrnul(line, '\n') + !!*strchrnul(line, '\n')) {
+		const char *nl = strchrnul(line, '\n');
+		long long b, c;
+		int node;
+
+		at = strstr(line, end);
+		if (line[0] == '#' || !at || at > nl || sscanf(line, "%lld %lld", &b, &c) != 2 ||
+		    sscanf(at + e, "%d", &node) != 1)
+			continue;
+		if (node < 0 || node >= AP_MAX_NODES)
+			return -1;
+		bytes[node] += b;
+		calls[node] += c;
+	}
+	return 0;
+}
+
+int ap_flags_in(const char *module, const char *func, char *flags, size_t size)
+{
+	char tail[160], *buf = ap_slurp(AP_CONTROL, NULL), *line, *save = NULL;
+	int found = 0;
+
+	if (!buf)
+		return 0;
+	snprintf(tail, sizeof(tail), " [%s]%s =", module, func);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *at = strstr(line, tail);
+
+		if (at) {
+			snprintf(flags, size, "%s", at + strlen(tail));
+			found++;
+		}
+	}
+	free(buf);
+	return found == 1;
+}
+
+int ap_flags_of(const char *func, char *flags, size_t size)
+{
+	return ap_flags_in("allocprof_test", func, flags, size);
+}
+
+int ap_flags_are_in(const char *module, const char *func, const char *want)
+{
+	char flags[8] = "";
+
+	if (ap_flags_in(module, func, flags, sizeof(flags)) && !strcmp(flags, want))
+		return 1;
+	ksft_print_msg("%s %s: flags '%s', expected '%s'\n", module, func, flags, want);
+	return 0;
+}
+
+int ap_flags_are(const char *func, const char *want)
+{
+	return ap_flags_are_in("allocprof_test", func, want);
+}
+
+int ap_chains_in(const char *module, const char *func, struct ap_chain *out,
+		 int max)
+{
+	char key[160], *buf = ap_slurp(AP_STACKS, NULL), *line, *next;
+	struct ap_chain *cur = NULL;
+	int n = 0, in_record = 0;
+
+	if (!buf)
+		return -1;
+	if (module)
+		snprintf(key, sizeof(key), " [%s] func:%s pid:", module, func);
+	else
+		snprintf(key, sizeof(key), " func:%s pid:", func);
+	/*
+	 * A record: its first line (after the header or a blank line), then
+	 * its frames, indented by four spaces, then a blank line.
+	 */
+	for (line = buf; line && *line; line = next) {
+		int first = !in_record;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		in_record = *line != '\0';
+		if (!*line || line[0] == '#') {
+			in_record = 0;
+			cur = NULL;
+		} else if (!first) {
+			size_t l;
+
+			if (!cur || strncmp(line, "    ", 4))
+				continue;
+			l = strlen(cur->frames);
+			snprintf(cur->frames + l, sizeof(cur->frames) - l, "%s\n", line + 4);
+		} else {
+			struct ap_chain c;
+			char *pid = strstr(line, " pid:");
+
+			memset(&c, 0, sizeof(c));
+			cur = NULL;
+			snprintf(c.first, sizeof(c.first), "%s", line);
+			if (strstr(line, key) && pid && n < max && (module || !strstr(line, "] func:")) &&
+			    sscanf(line, "%lld %llu", &c.bytes, &c.calls) == 2 &&
+			    sscanf(pid, " pid:%d comm:%31[^\n]", &c.pid, c.comm) >= 1) {
+				out[n] = c;
+				cur = &out[n++];
+			}
+		}
+	}
+	free(buf);
+	return n;
+}
+
+int ap_chains_of(const char *func, struct ap_chain *out, int max)
+{
+	return ap_chains_in("allocprof_test", func, out, max);
+}
+
+int ap_chain_sum_in(const char *module, const char *func, long long *bytes,
+		    unsigned long long *calls)
+{
+	struct ap_chain c[64];
+	int i, n = ap_chains_in(module, func, c, 64);
+
+	*bytes = 0;
+	*calls = 0;
+	for (i = 0; i < n && i < 64; i++) {
+		*bytes += c[i].bytes;
+		*calls += c[i].calls;
+	}
+	return n;
+}
+
+int ap_chain_sum(const char *func, long long *bytes, unsigned long long *calls)
+{
+	return ap_chain_sum_in("allocprof_test", func, bytes, calls);
+}
+
+void ap_size_text(unsigned long long size, char *buf, size_t len)
+{
+	static const char *const units[] = { "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "Zi", "Yi" };
+	static const unsigned int rounding[] = { 500, 50, 5 };
+	unsigned int i = 0, j, remainder = 0, sf_cap;
+	char tmp[12] = "";
+
+	if (size) {
+		while (size >> 32) {
+			size /= 1024;
+			i++;
+		}
+		while (size >= 1024) {
+			remainder = size % 1024;
+			size /= 1024;
+			i++;
+		}
+		sf_cap = size;
+		for (j = 0; sf_cap * 10 < 1000; j++)
+			sf_cap *= 10;
+		remainder = remainder * 1000 >> 10;
+		remainder += rounding[j];
+		if (remainder >= 1000) {
+			remainder -= 1000;
+			size += 1;
+		}
+		if (j) {
+			snprintf(tmp, sizeof(tmp), ".%03u", remainder);
+			tmp[j + 1] = '\0';
+		}
+	}
+	snprintf(buf, len, "%u%s %sB", (unsigned int)size, tmp, units[i]);
+}
