@@ -530,9 +530,9 @@ static void t_id_load(int i)
 
 	(void)i;
 	id0 = content_id();
-	ok = ap_sh("modprobe allocprof_test2") == 0;
+	ok = ap_modprobe("allocprof_test2", NULL) == 0;
 	id1 = content_id();
-	ok &= ap_sh("rmmod allocprof_test2") == 0;
+	ok &= ap_rmmod("allocprof_test2") == 0;
 	id2 = content_id();
 	ap_write_file(AP_TESTDIR "/adopted", "free", 4);
 	ksft_test_result(ok && id0 != id1 && id1 != id2 && id0 != id2,
@@ -680,7 +680,7 @@ static void t_past_records(int i)
 	int n = -1, tries, ok, why = 0;
 
 	(void)i;
-	ok = ap_sh("modprobe " RUST_MODULE) == 0 && ap_sh("rmmod " RUST_MODULE) == 0;
+	ok = ap_modprobe(RUST_MODULE, NULL) == 0 && ap_rmmod(RUST_MODULE) == 0;
 	for (tries = 0; ok && tries < 3; tries++) {
 		id = content_id();
 		n = walk(NULL, 0, got, MAX_RECS);
@@ -778,7 +778,7 @@ static void t_unload(int i)
 	(void)i;
 	close(fd);
 	ksft_test_result(ap_test_free("kmalloc_100") == 0 && ap_test_free("alloc_pages_3") == 0 &&
-			 ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
+			 ap_rmmod("allocprof_test") == 0 && ap_rmmod("allocprof") == 0,
 			 "free and unload\n");
 }
 

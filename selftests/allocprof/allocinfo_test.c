@@ -152,8 +152,8 @@ static void t_site(int k)
 static void t_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 &&
-			 (ap_builtin_profiler() || ap_sh("rmmod allocprof") == 0), "unload\n");
+	ksft_test_result(ap_rmmod("allocprof_test") == 0 &&
+			 (ap_builtin_profiler() || ap_rmmod("allocprof") == 0), "unload\n");
 }
 
 static const struct ap_step steps[] = {

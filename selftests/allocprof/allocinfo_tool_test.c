@@ -279,8 +279,8 @@ static void t_unload(int i)
 	(void)i;
 	ksft_test_result(ap_test_free("pages_node") == 0 &&
 			 ap_sh("echo free > " AP_TESTDIR "/callers") == 0 &&
-			 ap_test_free("kmalloc_100") == 0 && ap_sh("rmmod allocprof_test") == 0 &&
-			 ap_sh("rmmod allocprof") == 0, "free and unload\n");
+			 ap_test_free("kmalloc_100") == 0 && ap_rmmod("allocprof_test") == 0 &&
+			 ap_rmmod("allocprof") == 0, "free and unload\n");
 }
 
 static const struct ap_step steps[] = {

@@ -537,13 +537,168 @@ int ap_delete(const char *name)
 	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
 }
 
+/* The running kernel's modules: /lib/modules/<release>. */
+static void ap_modules_dir(char *dir, size_t size)
+{
+	struct utsname u;
+
+	uname(&u);
+	snprintf(dir, size, "/lib/modules/%s", u.release);
+}
+
+void ap_module_path(const char *name, char *path, size_t size)
+{
+	char dir[128];
+
+	ap_modules_dir(dir, sizeof(dir));
+	snprintf(path, size, "%s/extra/%s.ko", dir, name);
+}
+
+/* finit_module(2) of the module file at path with params; 0 or -errno. */
+static int ap_finit_path(const char *path, const char *params)
+{
+	int err, fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	err = ap_finit(fd, params ? params : "");
+	close(fd);
+	return err;
+}
+
+int ap_insmod(const char *name, const char *params)
+{
+	char path[256];
+
+	ap_module_path(name, path, sizeof(path));
+	return ap_finit_path(path, params);
+}
+
+/*
+ * Appends to opts (size bytes) what busybox's modprobe takes from the
+ * kernel's command line for module name: every word "name.param=value"
+ * as "param=value", in order, each after a space.  A word ends at a
+ * blank, or just after the double quote that closes a quoted part (so a
+ * quoted value keeps its spaces and its quotes).  0, or -E2BIG.
+ */
+static int ap_cmdline_options(const char *name, char *opts, size_t size)
+{
+	char cmdline[4096], *p = cmdline, *s;
+	size_t n = strlen(name);
+
+	if (ap_read_file("/proc/cmdline", cmdline, sizeof(cmdline)) < 0)
+		return 0;
+	while (*p) {
+		char *word = p;
+
+		for (s = p; *s && !strchr(" \t\n", *s); s++) {
+			if (*s == '"') {
+				s = strchrnul(s + 1, '"');
+				if (*s)
+					s++;
+				break;
+			}
+		}
+		p = *s ? s + 1 : s;
+		*s = '\0';
+		if (!strncmp(word, name, n) && word[n] == '.' && strchr(word + n + 1, '=')) {
+			size_t l = strlen(opts);
+
+			if ((size_t)snprintf(opts + l, size - l, "%s%s", l ? " " : "",
+					     word + n + 1) >= size - l)
+				return -E2BIG;
+		}
+	}
+	return 0;
+}
+
+/*
+ * One module of a modprobe: file (as modules.dep names it, under dir)
+ * unless it is loaded, with the command line's options for it and then
+ * params; EEXIST is success.  0 or -errno.
+ */
+static int ap_modprobe_one(const char *dir, const char *file, const char *params)
+{
+	char name[64], path[512], opts[4096] = "";
+	const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	size_t l;
+	int err;
+
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(base, "."), base);
+	for (l = 0; name[l]; l++)
+		if (name[l] == '-')
+			name[l] = '_';
+	if (ap_module_loaded(name))
+		return 0;
+	err = ap_cmdline_options(name, opts, sizeof(opts));
+	l = strlen(opts);
+	if (!err && params && *params &&
+	    (size_t)snprintf(opts + l, sizeof(opts) - l, "%s%s", l ? " " : "", params) >=
+		    sizeof(opts) - l)
+		err = -E2BIG;
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (!err)
+		err = ap_finit_path(path, opts);
+	return err == -EEXIST ? 0 : err;
+}
+
+int ap_modprobe(const char *name, const char *params)
+{
+	char dir[128], path[256], want[80], *deps, *line, *save = NULL, *words[16];
+	int n = 0, err;
+
+	if (ap_module_loaded(name))
+		return 0;
+	ap_modules_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/modules.dep", dir);
+	snprintf(want, sizeof(want), "%s.ko", name);
+	deps = ap_slurp(path, NULL);
+	/* Its line of modules.dep: "extra/NAME.ko: DEPENDENCY.ko ...". */
+	for (line = deps ? strtok_r(deps, "\n", &save) : NULL; line && !n;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *colon = strchr(line, ':'), *base, *word, *wsave = NULL;
+
+		if (!colon)
+			continue;
+		*colon = '\0';
+		base = strrchr(line, '/') ? strrchr(line, '/') + 1 : line;
+		if (strcmp(base, want))
+			continue;
+		words[n++] = line;
+		for (word = strtok_r(colon + 1, " \t", &wsave); word && n < 16;
+		     word = strtok_r(NULL, " \t", &wsave))
+			words[n++] = word;
+	}
+	/* Its dependencies from the last, then the module itself. */
+	err = n ? 0 : -ENOENT;
+	for (; n > 1 && !err; n--)
+		err = ap_modprobe_one(dir, words[n - 1], NULL);
+	if (!err)
+		err = ap_modprobe_one(dir, words[0], params);
+	free(deps);
+	if (err)
+		ksft_print_msg("modprobe %s%s%s: %s\n", name, params ? " " : "",
+			       params ? params : "", strerror(-err));
+	return err;
+}
+
+int ap_rmmod(const char *name)
+{
+	int err = ap_delete(name);
+
+	if (err)
+		ksft_print_msg("rmmod %s: %s\n", name, strerror(-err));
+	return err;
+}
+
 int ap_load(const char *args)
 {
 	if (ap_builtin_profiler())
-		return ap_module_loaded("allocprof_test") || !ap_sh("modprobe allocprof_test") ? 0 : -1;
-	if (ap_module_loaded("allocprof") && ap_sh("rmmod allocprof"))
+		return ap_module_loaded("allocprof_test") ||
+		       !ap_modprobe("allocprof_test", NULL) ? 0 : -1;
+	if (ap_module_loaded("allocprof") && ap_rmmod("allocprof"))
 		return -1;
-	if (ap_sh("modprobe allocprof %s", args ? args : ""))
+	if (ap_modprobe("allocprof", args))
 		return -1;
 	/*
 	 * allocprof's own Rust lines show from their first allocation (its
@@ -555,7 +710,7 @@ int ap_load(const char *args)
 	ap_sh("cat %s /sys/kernel/debug/allocprof/* >/dev/null 2>&1; "
 	      "echo 'func ap_load_matches_nothing +p' 2>/dev/null "
 	      ">/sys/kernel/debug/allocprof/control; true", AP_ALLOCINFO);
-	if (!ap_module_loaded("allocprof_test") && ap_sh("modprobe allocprof_test"))
+	if (!ap_module_loaded("allocprof_test") && ap_modprobe("allocprof_test", NULL))
 		return -1;
 	return 0;
 }
@@ -568,7 +723,7 @@ int ap_unload_all(void)
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(mods); i++) {
-		if (ap_module_loaded(mods[i]) && ap_sh("rmmod %s", mods[i])) {
+		if (ap_module_loaded(mods[i]) && ap_rmmod(mods[i])) {
 			ksft_print_msg("cannot unload %s, left by an earlier test\n", mods[i]);
 			return -1;
 		}

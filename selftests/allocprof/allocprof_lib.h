@@ -157,6 +157,30 @@ int ap_finit(int fd, const char *params);
 /* delete_module(2), as rmmod does it; 0 or -errno. */
 int ap_delete(const char *name);
 
+/* The file of a module of this tree: /lib/modules/<release>/extra/<name>.ko. */
+void ap_module_path(const char *name, char *path, size_t size);
+
+/*
+ * "insmod <its file> params" of a module of this tree, by finit_module(2)
+ * once (busybox's insmod tries init_module(2) after a failure): params
+ * (NULL: none) as the kernel takes them, nothing from the kernel's command
+ * line; 0 or -errno, quietly.
+ */
+int ap_insmod(const char *name, const char *params);
+
+/*
+ * "modprobe name params" as busybox's modprobe does it, by finit_module(2)
+ * once a module: 0 at once if name is loaded (params unused); else first
+ * its dependencies in modules.dep, from the last, that are not loaded,
+ * then the module, each with the kernel command line's
+ * "<module>.param=value" and (the module itself) params after them, as
+ * the kernel takes them; EEXIST is success.  0, or -errno, said.
+ */
+int ap_modprobe(const char *name, const char *params);
+
+/* "rmmod name": delete_module(2) as ap_delete(); 0, or -errno, said. */
+int ap_rmmod(const char *name);
+
 /*
  * The kernel profiles with upstream's built-in profiler (the upstream
  * flavour, the oracle), as the kernel itself says: it lacks the back-end
@@ -383,11 +407,9 @@ static inline void ap_run_steps(const struct ap_step *steps, unsigned int n)
 static inline int ap_module_fd(const char *name)
 {
 	char path[256];
-	struct utsname u;
 	int fd;
 
-	uname(&u);
-	snprintf(path, sizeof(path), "/lib/modules/%s/extra/%s.ko", u.release, name);
+	ap_module_path(name, path, sizeof(path));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		ksft_exit_fail_msg("%s: %s\n", path, strerror(errno));

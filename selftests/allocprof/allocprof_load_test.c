@@ -22,7 +22,7 @@ static void t_modprobe(int i)
 {
 	(void)i;
 	ap_sh("dmesg -c >/dev/null");
-	ksft_test_result(ap_sh("modprobe allocprof") == 0, "modprobe allocprof\n");
+	ksft_test_result(ap_modprobe("allocprof", NULL) == 0, "modprobe allocprof\n");
 }
 
 static void t_listed(int i)
@@ -58,7 +58,7 @@ static void t_rmmod(int i)
 {
 	(void)i;
 	ap_sh("dmesg -c >/dev/null");
-	ksft_test_result(ap_sh("rmmod allocprof") == 0 && !ap_module_loaded("allocprof") &&
+	ksft_test_result(ap_rmmod("allocprof") == 0 && !ap_module_loaded("allocprof") &&
 			 one_kmsg("allocprof: unloaded$"), "rmmod allocprof: 'unloaded' in the log\n");
 }
 

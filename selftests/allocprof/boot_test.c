@@ -211,7 +211,7 @@ static void r_allocate(int j)
 
 static void r_adopt(int i)
 {
-	int ok = ap_sh("modprobe allocprof allocinfo_format=2.0") == 0;
+	int ok = ap_modprobe("allocprof", "allocinfo_format=2.0") == 0;
 
 	(void)i;
 	ksft_test_result(ok && kmsg_has("allocprof: counting since boot: adopted"),
@@ -291,8 +291,8 @@ static void r_site_freed(int i)
 /* The record is gone with the first load. */
 static void r_second_load(int i)
 {
-	int ok = ap_sh("rmmod allocprof") == 0 &&
-		 ap_sh("modprobe allocprof allocinfo_format=2.0") == 0 &&
+	int ok = ap_rmmod("allocprof") == 0 &&
+		 ap_modprobe("allocprof", "allocinfo_format=2.0") == 0 &&
 		 ap_test_alloc(sites[0].name, N_ALLOC) == 0;
 
 	(void)i;
@@ -305,8 +305,8 @@ static void r_second_load(int i)
 static void r_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_test_free(sites[0].name) == 0 && ap_sh("rmmod allocprof_test") == 0 &&
-			 ap_sh("rmmod allocprof") == 0, "unload\n");
+	ksft_test_result(ap_test_free(sites[0].name) == 0 && ap_rmmod("allocprof_test") == 0 &&
+			 ap_rmmod("allocprof") == 0, "unload\n");
 }
 
 static const struct ap_step recorded_steps[] = {
@@ -326,7 +326,7 @@ static const struct ap_step recorded_steps[] = {
 
 static void recorded(void)
 {
-	if (ap_sh("modprobe allocprof_test"))
+	if (ap_modprobe("allocprof_test", NULL))
 		ksft_exit_fail_msg("cannot load allocprof_test\n");
 	nsites = ap_testsites(sites, MAX_SITES);
 	if (nsites <= 0)
@@ -438,7 +438,8 @@ static void e_later_module(int i)
 	int ok;
 
 	(void)i;
-	ok = ap_sh("modprobe allocprof_test") == 0 && ap_test_alloc("kmalloc_100", N_ALLOC) == 0 &&
+	ok = ap_modprobe("allocprof_test", NULL) == 0 &&
+	     ap_test_alloc("kmalloc_100", N_ALLOC) == 0 &&
 	     find_site("kmalloc_100", &site) == 0 && site_is(&site, N_ALLOC, 0);
 	ksft_test_result(ok, "a module loaded later is counted exactly and accurately\n");
 }
@@ -446,7 +447,7 @@ static void e_later_module(int i)
 static void e_unload_test_module(int i)
 {
 	(void)i;
-	ksft_test_result(ap_test_free("kmalloc_100") == 0 && ap_sh("rmmod allocprof_test") == 0,
+	ksft_test_result(ap_test_free("kmalloc_100") == 0 && ap_rmmod("allocprof_test") == 0,
 			 "free and unload the test module\n");
 }
 
@@ -458,8 +459,8 @@ static void e_unload_test_module(int i)
  */
 static void e_parameters(int j)
 {
-	int i, ok = ap_sh("rmmod allocprof") == 0 &&
-		    ap_sh("insmod /lib/modules/$(uname -r)/extra/allocprof.ko") == 0;
+	int i, ok = ap_rmmod("allocprof") == 0 &&
+		    ap_insmod("allocprof", NULL) == 0;
 	char *p;
 
 	(void)j;
@@ -499,7 +500,7 @@ static void e_parameters(int j)
 			ok = 0;
 		}
 	}
-	ksft_test_result(ok && ap_sh("rmmod allocprof") == 0,
+	ksft_test_result(ok && ap_rmmod("allocprof") == 0,
 			 "each of the %d parameters is the command line's or the default\n", nparams);
 }
 
@@ -568,7 +569,7 @@ static void l_unload(int i)
 {
 	(void)i;
 	ksft_test_result(ap_test_free("kmalloc_100") == 0 && site_is(&k100, 0, 1) &&
-			 ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
+			 ap_rmmod("allocprof_test") == 0 && ap_rmmod("allocprof") == 0,
 			 "free and unload\n");
 }
 

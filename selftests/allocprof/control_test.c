@@ -1346,7 +1346,7 @@ static void t_reload(int i)
 	ksft_test_result(ap_start("allocinfo_format=2.0") == 0 && unchanged() &&
 			 control("func aptest_kmalloc_8 +s") == 0 &&
 			 ap_flags_are("aptest_kmalloc_8", "ps") &&
-			 ap_sh("rmmod allocprof_test && rmmod allocprof") == 0,
+			 ap_rmmod("allocprof_test") == 0 && ap_rmmod("allocprof") == 0,
 			 "a reload: every flag p again, commands run; unloaded\n");
 }
 

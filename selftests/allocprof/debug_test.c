@@ -152,7 +152,7 @@ static int workload(void)
 
 	for (i = 0; i < n; i++)
 		ok &= ap_test_alloc(sites[i].name, 3) == 0 && ap_test_free(sites[i].name) == 0;
-	ok &= ap_sh("modprobe allocprof_test2 && rmmod allocprof_test2") == 0;
+	ok &= ap_modprobe("allocprof_test2", NULL) == 0 && ap_rmmod("allocprof_test2") == 0;
 	ok &= ap_write_file(AP_TESTDIR "/adopted", "free", 4) == 0;
 	ok &= ap_sh("cp /bin/busybox /tmp/debug_test.bin && cat /tmp/debug_test.bin >/dev/null && "
 		    "rm /tmp/debug_test.bin && ls -lR /proc/self >/dev/null") == 0;
@@ -174,7 +174,7 @@ static void check_bad_param(int i)
 static void check_debug_load(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("modprobe allocprof debug=1") == 0 && file_is(PARAM, "1\n"),
+	ksft_test_result(ap_modprobe("allocprof", "debug=1") == 0 && file_is(PARAM, "1\n"),
 			 "debug=1: loads, the parameter reads 1\n");
 }
 
@@ -299,7 +299,8 @@ static void check_workload(int i)
 static void check_default_load(int i)
 {
 	struct stat st;
-	int ok = ap_sh("rmmod allocprof && modprobe allocprof") == 0 && file_is(PARAM, "0\n");
+	int ok = ap_rmmod("allocprof") == 0 && ap_modprobe("allocprof", NULL) == 0 &&
+		 file_is(PARAM, "0\n");
 
 	(void)i;
 	ksft_test_result(ok && stat(AP_SYSCTL, &st) == 0 && (st.st_mode & 0777) == 0644,
@@ -321,7 +322,7 @@ static void check_no_reports(int i)
 static void check_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
+	ksft_test_result(ap_rmmod("allocprof_test") == 0 && ap_rmmod("allocprof") == 0,
 			 "unload\n");
 }
 
@@ -347,7 +348,7 @@ int main(void)
 {
 	ksft_print_header();
 	/* The test module from a fresh load, allocprof not loaded. */
-	if (ap_start(NULL) || ap_sh("rmmod allocprof"))
+	if (ap_start(NULL) || ap_rmmod("allocprof"))
 		ksft_exit_fail_msg("cannot start from a fresh allocprof_test alone\n");
 	ap_sh("dmesg -c >/dev/null");
 	AP_RUN_STEPS(steps);

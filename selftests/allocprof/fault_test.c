@@ -277,7 +277,7 @@ static void t_kvvec(int i)
 	int ok, k;
 
 	(void)i;
-	ok = !ap_sh("modprobe " RUST_MODULE) && !ap_write_file(RUST_TRIGGER, "kvgrow", 6);
+	ok = !ap_modprobe(RUST_MODULE, NULL) && !ap_write_file(RUST_TRIGGER, "kvgrow", 6);
 	line = ap_sh_num("dmesg | grep -o '%s: kvgrow-site [0-9]*' | tail -n 1 | cut -d' ' -f3",
 			 RUST_MODULE);
 	snprintf(at, sizeof(at), "/" RUST_MODULE ".rs:%ld ", line);
@@ -293,7 +293,7 @@ static void t_kvvec(int i)
 	ok = faults_at(at, &failed, &asked) == 0 && ok;
 	ok = ok && !strcmp(got, "fss") && failed == 1;
 	ok = control("module " RUST_MODULE " line %s -f", num) == 0 && ok &&
-	     !ap_sh("rmmod " RUST_MODULE) && fault_lines() == 0;
+	     !ap_rmmod(RUST_MODULE) && fault_lines() == 0;
 	ksft_test_result(ok, "KVVec growth (kvrealloc) at %s line %ld +f times=1: %s (expected fss), failed:%llu asked:%llu\n",
 			 RUST_MODULE ".rs", line, got, failed, asked);
 }
@@ -551,8 +551,8 @@ static void t_unload(int i)
 
 	(void)i;
 	ok = control("func aptest_%s +f verbose=0", "kmalloc_100") == 0 && fault_lines() == 1;
-	ok = ok && !ap_sh("rmmod allocprof_test") && fault_lines() == 0 &&
-	     !ap_sh("modprobe allocprof_test") && ap_flags_are("aptest_kmalloc_100", "p") &&
+	ok = ok && !ap_rmmod("allocprof_test") && fault_lines() == 0 &&
+	     !ap_modprobe("allocprof_test", NULL) && ap_flags_are("aptest_kmalloc_100", "p") &&
 	     fault_lines() == 0;
 	ksft_test_result(ok, "a module's unload leaves no fault entry; loaded again, its site is p\n");
 	free(before);
@@ -567,9 +567,8 @@ static void t_load_error_path(int i)
 	int ok, failed_load, reported, err, fd;
 
 	(void)i;
-	ok = !ap_sh("rmmod allocprof") &&
-	     !ap_sh("insmod /lib/modules/$(uname -r)/extra/allocprof.ko 'control=\"%s\"'",
-		    TEST2_CONTROL);
+	ok = !ap_rmmod("allocprof") &&
+	     !ap_insmod("allocprof", "control=\"" TEST2_CONTROL "\"");
 	ap_sh("dmesg -c >/dev/null");
 	/* finit_module(2) once: busybox's insmod tries init_module(2) after a failure. */
 	fd = ap_module_fd("allocprof_test2");
@@ -597,7 +596,7 @@ static void t_load_again(int i)
 	ok = ap_load(NULL) == 0 && ap_finit(fd, "nr=3") == 0 &&
 	     ap_expect_in("allocprof_test2", "aptest2_alloc_pages_1", 3 * 2 * sysconf(_SC_PAGESIZE), 3);
 	close(fd);
-	ap_sh("rmmod allocprof_test2");
+	ap_rmmod("allocprof_test2");
 	ok = ok && !ap_write_file(AP_TESTDIR "/adopted", "free", 4) && fault_lines() == 0;
 	ksft_test_result(ok, "without control=, allocprof_test2 loads and allocates 3 times at each site\n");
 }

@@ -125,7 +125,7 @@ static void t_modprobe(int i)
 	int s;
 
 	(void)i;
-	ksft_test_result(ap_sh("modprobe " T2) == 0, "modprobe " T2 "\n");
+	ksft_test_result(ap_modprobe(T2, NULL) == 0, "modprobe " T2 "\n");
 	nsites = ap_testsites_of(T2_SITES, sites, MAX_SITES);
 	if (nsites <= 0)
 		ksft_exit_fail_msg("cannot read " T2_SITES "\n");
@@ -145,7 +145,7 @@ static void t_lines(int i)
 static void t_rmmod_live(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod " T2) == 0 && t2_lines(1, nr),
+	ksft_test_result(ap_rmmod(T2) == 0 && t2_lines(1, nr),
 			 "rmmod with the memory live: the call sites stay, same figures\n");
 }
 
@@ -166,7 +166,7 @@ static void t_same_lines(int i)
 	int ok;
 
 	(void)i;
-	ok = ap_sh("modprobe " T2) == 0 && t2_lines(1, 2 * nr);
+	ok = ap_modprobe(T2, NULL) == 0 && t2_lines(1, 2 * nr);
 	snprintf(pat, sizeof(pat), AGAIN_MSG, nsites, nsites);
 	ok &= ap_sh_num("dmesg | grep -c '%s'", pat) == 1;
 	ksft_test_result(ok, "modprobe again with the memory live: each call site keeps its line, %lu allocations\n",
@@ -193,7 +193,7 @@ static void t_rmmod_empty(int i)
 
 	(void)i;
 	ap_sh("dmesg -c >/dev/null");
-	ok = ap_sh("rmmod " T2) == 0 && t2_lines(0, 0);
+	ok = ap_rmmod(T2) == 0 && t2_lines(0, 0);
 	ksft_test_result(ok && ap_sh_num("dmesg | grep -c '%s'", UNLOAD_MSG) == 0,
 			 "rmmod with nothing live: the lines go, no message\n");
 }
@@ -201,14 +201,14 @@ static void t_rmmod_empty(int i)
 static void t_fresh(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("modprobe " T2) == 0 && t2_lines(1, nr),
+	ksft_test_result(ap_modprobe(T2, NULL) == 0 && t2_lines(1, nr),
 			 "modprobe again: fresh lines from zero\n");
 }
 
 /* allocprof goes and comes back while allocprof_test2's memory is live. */
 static void t_reload(int i)
 {
-	int ok = ap_sh("rmmod allocprof") == 0 && ap_load(NULL) == 0;
+	int ok = ap_rmmod("allocprof") == 0 && ap_load(NULL) == 0;
 
 	(void)i;
 	ksft_test_result(ok && t2_lines(1, 0),
@@ -225,11 +225,11 @@ static void t_reload_free(int i)
 /* ... and while an unloaded module's call sites are still shown. */
 static void t_reload_unloaded(int i)
 {
-	int ok = ap_sh("rmmod " T2) == 0 && ap_sh("modprobe " T2) == 0 && ap_sh("rmmod " T2) == 0 &&
+	int ok = ap_rmmod(T2) == 0 && ap_modprobe(T2, NULL) == 0 && ap_rmmod(T2) == 0 &&
 		 t2_lines(1, nr);
 
 	(void)i;
-	ok &= ap_sh("rmmod allocprof") == 0 && ap_load(NULL) == 0 && t2_lines(0, 0);
+	ok &= ap_rmmod("allocprof") == 0 && ap_load(NULL) == 0 && t2_lines(0, 0);
 	ksft_test_result(ok && free_adopted() && t2_lines(0, 0) && none_negative("allocprof_test"),
 			 "allocprof reloaded after an unload with memory live: nothing shown, freeing is harmless\n");
 }
@@ -237,7 +237,7 @@ static void t_reload_unloaded(int i)
 static void t_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
+	ksft_test_result(ap_rmmod("allocprof_test") == 0 && ap_rmmod("allocprof") == 0,
 			 "unload\n");
 }
 

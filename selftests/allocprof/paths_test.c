@@ -958,8 +958,8 @@ static void t_loaded(int i)
 static void t_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 &&
-			 (builtin || ap_sh("rmmod allocprof") == 0), "unload\n");
+	ksft_test_result(ap_rmmod("allocprof_test") == 0 &&
+			 (builtin || ap_rmmod("allocprof") == 0), "unload\n");
 }
 
 static const struct ap_step steps[] = {

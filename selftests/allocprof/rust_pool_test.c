@@ -89,7 +89,7 @@ static int load(int i)
 		ksft_print_msg("%d lines of %s in /proc/allocinfo\n", before.found, FALLBACK);
 		return 0;
 	}
-	if (ap_sh("modprobe " MANY) || read_lines()) {
+	if (ap_modprobe(MANY, NULL) || read_lines()) {
 		ksft_print_msg("modprobe %s failed, or it logged no lines\n", MANY);
 		return 0;
 	}
@@ -140,7 +140,7 @@ static void t_unload(int i)
 	int wrong, n, ok;
 
 	(void)i;
-	ok = ap_sh("rmmod " MANY) == 0;
+	ok = ap_rmmod(MANY) == 0;
 	n = many_lines(&wrong);
 	f = ap_site(NULL, FALLBACK);
 	ok = ok && n == 0 && f.bytes == before.bytes && f.calls == before.calls;
@@ -152,7 +152,7 @@ static void t_reload(int i)
 {
 	int ok = load(i + 1) && tagged[i + 1] == tagged[0];
 
-	ok &= ap_sh("rmmod " MANY) == 0;
+	ok &= ap_rmmod(MANY) == 0;
 	ksft_test_result(ok, "load %d: the same %d lines with a tag, the rest on %s; rmmod\n",
 			 i + 2, tagged[0], FALLBACK);
 }
@@ -172,7 +172,7 @@ int main(void)
 	ksft_print_header();
 	if (ap_start("allocinfo_format=2.0"))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
-	if (ap_module_loaded(MANY) && ap_sh("rmmod " MANY))
+	if (ap_module_loaded(MANY) && ap_rmmod(MANY))
 		ksft_exit_fail_msg("cannot unload %s\n", MANY);
 	unit = ap_slab_size(ap_kmalloc_cache(64));
 	if (unit <= 0)

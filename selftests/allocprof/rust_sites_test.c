@@ -209,7 +209,7 @@ static void t_no_helper(int i)
 
 static void t_unloaded(int i)
 {
-	int ok = ap_sh("rmmod " RUST_MODULE) == 0, s;
+	int ok = ap_rmmod(RUST_MODULE) == 0, s;
 
 	(void)i;
 	for (s = 0; s < init_sites.n; s++)
@@ -224,11 +224,11 @@ static void t_reloaded(int i)
 	int before = logged_sites(), ok, s;
 
 	(void)i;
-	ok = ap_sh("modprobe " RUST_MODULE) == 0 && logged_sites() == before + init_sites.n;
+	ok = ap_modprobe(RUST_MODULE, NULL) == 0 && logged_sites() == before + init_sites.n;
 	for (s = 0; s < init_sites.n; s++)
 		ok &= line_is(&init_sites, &init_sites.s[s], init_sites.s[s].bytes,
 			      init_sites.s[s].calls);
-	ok &= ap_sh("rmmod " RUST_MODULE) == 0;
+	ok &= ap_rmmod(RUST_MODULE) == 0;
 	for (s = 0; s < init_sites.n; s++)
 		ok &= line_gone(&init_sites, &init_sites.s[s]);
 	ksft_test_result(ok, "loaded again: the same lines count it, and show no more after rmmod\n");
@@ -349,17 +349,17 @@ static void t_fail_reload(int i)
 	int ok, loaded, entries;
 
 	(void)i;
-	ok = ap_sh("modprobe " RUST_MODULE) == 0 &&
+	ok = ap_modprobe(RUST_MODULE, NULL) == 0 &&
 	     ap_write_file(AP_CONTROL, FAILING, strlen(FAILING)) == 0 &&
-	     all_lines_are("=pf") && ap_sh("rmmod " RUST_MODULE) == 0;
-	loaded = ap_sh("modprobe " RUST_MODULE) == 0;
+	     all_lines_are("=pf") && ap_rmmod(RUST_MODULE) == 0;
+	loaded = ap_modprobe(RUST_MODULE, NULL) == 0;
 	if (!loaded)
 		ksft_print_msg("modprobe %s failed after +f and rmmod\n", RUST_MODULE);
 	entries = fault_lines();
 	if (entries)
 		ksft_print_msg("%d fault entries of %s left\n", entries, RUST_MODULE);
 	ok = ok && loaded && all_lines_are("=p") && entries == 0;
-	ok &= ap_sh("rmmod " RUST_MODULE) == 0;
+	ok &= ap_rmmod(RUST_MODULE) == 0;
 	ksft_test_result(ok, "+f on the module's lines, rmmod, modprobe: it loads, its lines =p, no fault entry left\n");
 }
 
@@ -373,11 +373,11 @@ static void t_control_param(int i)
 	close(fd);
 	if (!ok)
 		ksft_print_msg("allocprof could not be loaded again with control=\"%s\"\n", UNPROFILED);
-	ok = ok && ap_sh("modprobe " RUST_MODULE) == 0 &&
+	ok = ok && ap_modprobe(RUST_MODULE, NULL) == 0 &&
 	     ap_write_file(TRIGGER, "kvgrow", strlen("kvgrow")) == 0 && all_lines_are("=_");
 	for (s = 0; ok && s < init_sites.n; s++)
 		ok &= line_is(&init_sites, &init_sites.s[s], 0, 0);
-	ok &= ap_sh("rmmod " RUST_MODULE) == 0;
+	ok &= ap_rmmod(RUST_MODULE) == 0;
 	ok &= ap_load(NULL) == 0;
 	ksft_test_result(ok, "control=\"%s\", then modprobe: its lines =_ from their first allocation, its init's at 0/0\n",
 			 UNPROFILED);
@@ -512,10 +512,10 @@ int main(void)
 	ksft_print_header();
 	if (ap_start(NULL))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
-	if (ap_module_loaded(RUST_MODULE) && ap_sh("rmmod " RUST_MODULE))
+	if (ap_module_loaded(RUST_MODULE) && ap_rmmod(RUST_MODULE))
 		ksft_exit_fail_msg("cannot unload %s\n", RUST_MODULE);
 	before = logged_sites();
-	if (ap_sh("modprobe " RUST_MODULE))
+	if (ap_modprobe(RUST_MODULE, NULL))
 		ksft_exit_fail_msg("cannot load %s\n", RUST_MODULE);
 	if (read_set(&init_sites, before))
 		ksft_exit_fail_msg("%s logged no sites the test can read\n", RUST_MODULE);

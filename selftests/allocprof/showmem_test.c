@@ -170,8 +170,8 @@ static void t_never(int i)
 static void t_unloaded(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof") == 0 && sysrq_m() == 0 &&
-			 ap_sh("rmmod allocprof_test") == 0,
+	ksft_test_result(ap_rmmod("allocprof") == 0 && sysrq_m() == 0 &&
+			 ap_rmmod("allocprof_test") == 0,
 			 "allocprof unloaded: no report\n");
 }
 

@@ -857,7 +857,7 @@ static void t_storm_faults(int r)
 static void t_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && rmmod() == 0, "unload\n");
+	ksft_test_result(ap_rmmod("allocprof_test") == 0 && rmmod() == 0, "unload\n");
 }
 
 #define KMEMLEAK FAULT_DIR "/kmemleak"
