@@ -3,7 +3,16 @@
  * The helpers of the allocprof selftests, compiled once and linked into
  * every program; allocprof_lib.h says what each does.
  */
+#include <regex.h>
+#include <sys/klog.h>
+
 #include "allocprof_lib.h"
+
+/* klogctl(2)'s actions, as the kernel's include/linux/syslog.h has them. */
+#define SYSLOG_ACTION_READ_ALL 3
+#define SYSLOG_ACTION_READ_CLEAR 4
+#define SYSLOG_ACTION_CLEAR 5
+#define SYSLOG_ACTION_SIZE_BUFFER 10
 
 int ap_sh(const char *fmt, ...)
 {
@@ -914,4 +923,162 @@ void ap_size_text(unsigned long long size, char *buf, size_t len)
 		}
 	}
 	snprintf(buf, len, "%u%s %sB", (unsigned int)size, tmp, units[i]);
+}
+
+long ap_grep(const char *text, const char *pattern, int flags, char **out)
+{
+	char *pats = strdup(pattern), *line = malloc(strlen(text) + 1), *p, *next;
+	const char *fixed[AP_GREP_MAX], *at;
+	regex_t re[AP_GREP_MAX];
+	/* The lines, and a newline after a last one that has none. */
+	char *o = out ? malloc(strlen(text) + 2) : NULL;
+	int np = 0, i, bad = !pats || !line || (out && !o);
+	size_t olen = 0;
+	long n = 0;
+
+	/* The patterns, one a line, as grep -e P1 -e P2 ... takes them. */
+	for (p = pats; !bad && p; p = next) {
+		next = strchr(p, '\n');
+		if (next)
+			*next++ = '\0';
+		if (np == AP_GREP_MAX ||
+		    (!(flags & AP_GREP_FIXED) && regcomp(&re[np], p, REG_NOSUB)))
+			bad = 1;
+		else
+			fixed[np++] = p;
+	}
+	/* Each line, without its newline: grep's regexec() of busybox. */
+	for (at = text; !bad && *at; at += strcspn(at, "\n") + !!at[strcspn(at, "\n")]) {
+		size_t l = strcspn(at, "\n");
+		int match = 0;
+
+		memcpy(line, at, l);
+		line[l] = '\0';
+		for (i = 0; i < np && !match; i++)
+			match = flags & AP_GREP_FIXED ? strstr(line, fixed[i]) != NULL :
+							!regexec(&re[i], line, 0, NULL, 0);
+		if (!match == !(flags & AP_GREP_INVERT))
+			continue;
+		n++;
+		if (o) {
+			memcpy(o + olen, line, l);
+			olen += l;
+			o[olen++] = '\n';
+		}
+	}
+	if (!(flags & AP_GREP_FIXED))
+		for (i = 0; i < np; i++)
+			regfree(&re[i]);
+	free(pats);
+	free(line);
+	if (o)
+		o[olen] = '\0';
+	if (out)
+		*out = bad ? NULL : o;
+	if (bad) {
+		free(o);
+		return -1;
+	}
+	return n;
+}
+
+char *ap_klog(int flags)
+{
+	int size = klogctl(SYSLOG_ACTION_SIZE_BUFFER, NULL, 0), len, in = 0, out = 0, last = '\n';
+	char *buf;
+
+	/* The buffer busybox's dmesg reads the log into. */
+	if (size < 16 * 1024)
+		size = 16 * 1024;
+	if (size > 16 * 1024 * 1024)
+		size = 16 * 1024 * 1024;
+	buf = malloc(size + 2);
+	if (!buf)
+		return NULL;
+	len = klogctl(flags & AP_KLOG_CLEAR ? SYSLOG_ACTION_READ_CLEAR : SYSLOG_ACTION_READ_ALL,
+		      buf, size);
+	if (len < 0) {
+		free(buf);
+		return NULL;
+	}
+	/* As busybox's dmesg prints it: without the "<level>" at a line's start. */
+	while (in < len) {
+		if (last == '\n' && buf[in] == '<') {
+			while (buf[in++] != '>' && in < len)
+				;
+		} else {
+			last = buf[in++];
+			buf[out++] = last;
+		}
+	}
+	if (len > 0 && last != '\n')
+		buf[out++] = '\n';
+	buf[out] = '\0';
+	if (flags & AP_KLOG_NO_TIME)
+		ap_klog_untime(buf);
+	return buf;
+}
+
+void ap_klog_untime(char *text)
+{
+	char *in = text, *out = text;
+
+	while (*in) {
+		size_t l = strcspn(in, "\n"), t = 0;
+
+		if (in[0] == '[') {
+			t = strcspn(in, "]\n");
+			t = in[t] == ']' && in[t + 1] == ' ' ? t + 2 : 0;
+		}
+		l += !!in[l];
+		memmove(out, in + t, l - t);
+		out += l - t;
+		in += l;
+	}
+	*out = '\0';
+}
+
+int ap_klog_clear(void)
+{
+	return klogctl(SYSLOG_ACTION_CLEAR, NULL, 0) < 0 ? -errno : 0;
+}
+
+long ap_klog_grep(const char *pattern, int flags, char **out)
+{
+	char *log = ap_klog(flags & AP_KLOG_CLEAR);
+	long n;
+
+	if (out)
+		*out = NULL;
+	if (!log)
+		return -1;
+	n = ap_grep(log, pattern, flags, out);
+	free(log);
+	return n;
+}
+
+long ap_klog_grep2(const char *pattern, int flags, const char *pattern2, int flags2)
+{
+	char *lines;
+	long n = ap_klog_grep(pattern, flags, &lines);
+
+	if (n > 0)
+		n = ap_grep(lines, pattern2, flags2, NULL);
+	free(lines);
+	return n;
+}
+
+long ap_klog_last(const char *pattern, int flags, char *line, size_t size)
+{
+	char *lines, *last;
+	long n = ap_klog_grep(pattern, flags, &lines);
+
+	line[0] = '\0';
+	if (n > 0) {
+		lines[strlen(lines) - 1] = '\0';
+		last = strrchr(lines, '\n');
+		snprintf(line, size, "%s", last ? last + 1 : lines);
+	}
+	free(lines);
+	return n;
 }

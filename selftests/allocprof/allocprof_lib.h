@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers shared by the allocprof selftests: reading and writing small
- * files, loading and unloading modules, reading /proc/allocinfo and
- * allocprof's debugfs files, running guest commands.  The code is in
- * allocprof_lib.c, compiled once and linked into every program.
+ * files, loading and unloading modules, reading the kernel log,
+ * /proc/allocinfo and allocprof's debugfs files, running guest commands.
+ * The code is in allocprof_lib.c, compiled once and linked into every
+ * program.
  *
  * The few helpers that report a test result, set the plan or end the
  * program stay here, static inline: kselftest.h keeps its counters
@@ -211,6 +212,62 @@ int ap_unload_all(void);
  * module are loaded afresh as by ap_load(); 0 on success.
  */
 int ap_start(const char *args);
+
+/* The kernel log, read as busybox's dmesg reads it, and grep */
+
+/* ap_grep()'s flags, as grep's options: -F, -v. */
+#define AP_GREP_FIXED 1
+#define AP_GREP_INVERT 2
+/* ap_klog()'s (and so ap_klog_grep()'s): dmesg -c; timestamps cut. */
+#define AP_KLOG_CLEAR 4
+#define AP_KLOG_NO_TIME 8
+/* The patterns ap_grep() takes at most. */
+#define AP_GREP_MAX 8
+
+/*
+ * The kernel log since it was last emptied, as busybox's dmesg prints it:
+ * klogctl(2) SYSLOG_ACTION_READ_ALL (AP_KLOG_CLEAR: SYSLOG_ACTION_READ_CLEAR,
+ * which empties it, as dmesg -c) into a buffer of the log's size, every
+ * line "[seconds] text\n" without its "<level>"; AP_KLOG_NO_TIME: without
+ * the "[seconds] " (ap_klog_untime()).  The caller frees it; NULL if it
+ * cannot be read.
+ */
+char *ap_klog(int flags);
+
+/* Cuts "[...] " off every line that starts so, as sed 's/^\[[^]]*\] //'. */
+void ap_klog_untime(char *text);
+
+/* Empties the kernel log (dmesg -c >/dev/null): SYSLOG_ACTION_CLEAR; 0 or -errno. */
+int ap_klog_clear(void);
+
+/*
+ * The number of lines of text that match pattern as busybox's grep
+ * matches them: a basic regular expression (regcomp(3) with REG_NOSUB, as
+ * grep without -E), a fixed string with AP_GREP_FIXED (-F); several
+ * patterns, one a line ("A\nB": grep -e A -e B), match where any does;
+ * AP_GREP_INVERT counts the lines that do not (-v).  With out, *out is
+ * those lines, each ending in a newline, for the caller to free.  -1 if a
+ * pattern is no valid expression (or no memory).
+ */
+long ap_grep(const char *text, const char *pattern, int flags, char **out);
+
+/*
+ * ap_grep() of the kernel log, "dmesg | grep -c pattern" ("dmesg -c | ..."
+ * with AP_KLOG_CLEAR in flags); -1 if the log cannot be read.
+ */
+long ap_klog_grep(const char *pattern, int flags, char **out);
+
+/*
+ * The lines of the kernel log that match pattern, of those that match
+ * pattern2 (ap_grep() with flags2): "dmesg | grep pattern | grep -c pattern2".
+ */
+long ap_klog_grep2(const char *pattern, int flags, const char *pattern2, int flags2);
+
+/*
+ * ap_klog_grep(), with the last line that matches in line (size bytes, ""
+ * if none; "dmesg | grep pattern | tail -n 1").
+ */
+long ap_klog_last(const char *pattern, int flags, char *line, size_t size);
 
 /* /proc/allocinfo */
 
@@ -466,10 +523,13 @@ static inline void ap_check_bad_param(const char *bad, int result, const char *p
 				 access(AP_ALLOCINFO, F_OK) && access(AP_SYSCTL, F_OK),
 				 "insmod allocprof %s fails, nothing left\n", bad);
 	} else if (strchr(bad, '=')) {
-		ksft_test_result(ap_sh("dmesg -c | grep -q -F '%s'", message) == 0,
+		ksft_test_result(ap_klog_grep(message, AP_GREP_FIXED | AP_KLOG_CLEAR, NULL) > 0,
 				 "insmod allocprof %s: message in the kernel log\n", bad);
 	} else {
-		ksft_test_result(ap_sh("dmesg -c | grep -q 'invalid for parameter .%s.'", param) == 0,
+		char re[96];
+
+		snprintf(re, sizeof(re), "invalid for parameter .%s.", param);
+		ksft_test_result(ap_klog_grep(re, AP_KLOG_CLEAR, NULL) > 0,
 				 "insmod allocprof %s: the kernel's message in its log\n", bad);
 	}
 }

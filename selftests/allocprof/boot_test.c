@@ -65,7 +65,36 @@ static const char *param(const char *name)
 /* The kernel log has a line matching the basic regular expression re. */
 static int kmsg_has(const char *re)
 {
-	return ap_sh("dmesg | grep -q '%s'", re) == 0;
+	return ap_klog_grep(re, 0, NULL) > 0;
+}
+
+/* The last of allocprof's "counting since" lines in the kernel log says "since load". */
+static int last_counts_since_load(void)
+{
+	char line[1024];
+
+	return ap_klog_last("allocprof: counting since", 0, line, sizeof(line)) > 0 &&
+	       ap_grep(line, "since load", 0, NULL) > 0;
+}
+
+/*
+ * Prints what follows the last "allocprof: counting since boot: " of each
+ * kernel log line that has it, after "# " (sed -n 's/.*X/# /p').
+ */
+static void print_counting_since_boot(void)
+{
+	static const char text[] = "allocprof: counting since boot: ";
+	char *lines = NULL, *line, *save = NULL, *at, *p;
+
+	if (ap_klog_grep(text, AP_GREP_FIXED, &lines) > 0) {
+		for (line = strtok_r(lines, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			for (at = p = strstr(line, text); p; p = strstr(p + 1, text))
+				at = p;
+			ksft_print_msg("%s\n", at + strlen(text));
+		}
+	}
+	free(lines);
 }
 
 /* The bytes of /proc/allocinfo over MemTotal - MemFree, in percent. */
@@ -162,8 +191,7 @@ static int nsites;
 
 static void counts_since_load(const char *what)
 {
-	ksft_test_result(ap_sh("dmesg | grep 'allocprof: counting since' | tail -n1 | grep -q 'since load'") == 0,
-			 "%s\n", what);
+	ksft_test_result(last_counts_since_load(), "%s\n", what);
 }
 
 /* The kernel records from boot; allocprof_test loads before allocprof. */
@@ -216,7 +244,7 @@ static void r_adopt(int i)
 	(void)i;
 	ksft_test_result(ok && kmsg_has("allocprof: counting since boot: adopted"),
 			 "allocprof loaded late adopts the kernel's record\n");
-	ap_sh("dmesg | sed -n 's/.*allocprof: counting since boot: /# /p'");
+	print_counting_since_boot();
 }
 
 /*
@@ -297,8 +325,7 @@ static void r_second_load(int i)
 
 	(void)i;
 	live[0] = ap_testsite_live(sites[0].name);
-	ksft_test_result(ok && ap_sh("dmesg | grep 'allocprof: counting since' | tail -n1 | grep -q 'since load'") == 0 &&
-			 site_is(&sites[0], live[0], 1),
+	ksft_test_result(ok && last_counts_since_load() && site_is(&sites[0], live[0], 1),
 			 "a second load counts since its load, flagging the sites there were\n");
 }
 

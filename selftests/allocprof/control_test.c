@@ -189,7 +189,7 @@ static int count_lines(const char *path, const char *with)
 /* The kernel log since the last look names text (grep -F); clears it. */
 static int logged(const char *text)
 {
-	return ap_sh("dmesg -c | grep -q -F -e \"%s\"", text) == 0;
+	return ap_klog_grep(text, AP_GREP_FIXED | AP_KLOG_CLEAR, NULL) > 0;
 }
 
 /* The statistics line of the stacks file. */
@@ -284,7 +284,7 @@ static void t_bad(int i)
 	char shown[160];
 	int err, same, named, len = 0;
 
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	err = control(c);
 	same = unchanged();
 	named = logged(bad_commands[i].word);
@@ -360,7 +360,7 @@ static void t_too_many_commands(int i)
 	int err;
 
 	(void)i;
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	err = w ? control(w) : ENOMEM;
 	snprintf(why, sizeof(why), "more than %d commands in one write", MAX_COMMANDS);
 	ksft_test_result(err == EINVAL && unchanged() && logged(why),
@@ -1329,7 +1329,7 @@ static void t_never(int i)
 	char *stacks;
 
 	(void)i;
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	err = ap_write_file(AP_SYSCTL, "never", 5) ? EIO : control("func aptest_kmalloc_8 +s");
 	named = logged("control: profiling is off for good (mem_profiling=never)");
 	stacks = ap_slurp(STACKS, NULL);

@@ -1396,9 +1396,9 @@ static void t_debug_reports(int i)
 	long untagged, missed, foreign;
 
 	(void)i;
-	untagged = ap_sh_num("dmesg | grep -c 'allocprof: debug: untagged%s'", "");
-	missed = ap_sh_num("dmesg | grep -c 'allocprof: debug: .* over a live reference%s'", "");
-	foreign = ap_sh_num("dmesg | grep -c 'allocprof: debug: object freed with slot%s'", "");
+	untagged = ap_klog_grep("allocprof: debug: untagged", 0, NULL);
+	missed = ap_klog_grep("allocprof: debug: .* over a live reference", 0, NULL);
+	foreign = ap_klog_grep("allocprof: debug: object freed with slot", 0, NULL);
 	ksft_print_msg("debug mode's reports in the kernel log: %ld untagged, %ld over a live reference, %ld foreign slots\n",
 		       untagged, missed, foreign);
 	ksft_test_result(fuzzed && missed == 0 && foreign == 0,

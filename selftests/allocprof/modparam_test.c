@@ -57,7 +57,8 @@ static void t_control(int i)
 	ksft_test_result(ok && ap_flags_are("aptest_kmalloc_8", "ps") &&
 			 ap_flags_are("aptest_kmalloc_100", "pa") &&
 			 ap_flags_are("aptest_cache_alloc", "p") &&
-			 ap_sh("dmesg -c | grep -q -F 'control= applied: " CONTROL_CMDS "'") == 0,
+			 ap_klog_grep("control= applied: " CONTROL_CMDS,
+				      AP_GREP_FIXED | AP_KLOG_CLEAR, NULL) > 0,
 			 "control=\"%s\": the flags at load, and a message\n", CONTROL_CMDS);
 }
 
@@ -153,7 +154,7 @@ int main(void)
 	ksft_print_header();
 	if (ap_unload_all())
 		ksft_exit_fail_msg("cannot unload what an earlier test left\n");
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	AP_RUN_STEPS(steps);
 	ksft_finished();
 }

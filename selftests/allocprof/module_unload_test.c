@@ -95,7 +95,7 @@ static int free_adopted(void)
 static int unload_messages(unsigned long n)
 {
 	int i, ok = 1;
-	long total = ap_sh_num("dmesg | grep -c '%s'", UNLOAD_MSG);
+	long total = ap_klog_grep(UNLOAD_MSG, 0, NULL);
 
 	for (i = 0; i < nsites; i++) {
 		char func[48], pat[160];
@@ -104,7 +104,7 @@ static int unload_messages(unsigned long n)
 		func_of(func, sizeof(func), i);
 		snprintf(pat, sizeof(pat), "module " T2 " func:%s has %lld " UNLOAD_MSG, func,
 			 (long long)n * unit[i]);
-		c = ap_sh_num("dmesg | grep -c '%s'", pat);
+		c = ap_klog_grep(pat, 0, NULL);
 		if (c != 1) {
 			ksft_print_msg("%ld kernel log line(s) '%s'\n", c, pat);
 			ok = 0;
@@ -168,7 +168,7 @@ static void t_same_lines(int i)
 	(void)i;
 	ok = ap_modprobe(T2, NULL) == 0 && t2_lines(1, 2 * nr);
 	snprintf(pat, sizeof(pat), AGAIN_MSG, nsites, nsites);
-	ok &= ap_sh_num("dmesg | grep -c '%s'", pat) == 1;
+	ok &= ap_klog_grep(pat, 0, NULL) == 1;
 	ksft_test_result(ok, "modprobe again with the memory live: each call site keeps its line, %lu allocations\n",
 			 2 * nr);
 }
@@ -192,9 +192,9 @@ static void t_rmmod_empty(int i)
 	int ok;
 
 	(void)i;
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	ok = ap_rmmod(T2) == 0 && t2_lines(0, 0);
-	ksft_test_result(ok && ap_sh_num("dmesg | grep -c '%s'", UNLOAD_MSG) == 0,
+	ksft_test_result(ok && ap_klog_grep(UNLOAD_MSG, 0, NULL) == 0,
 			 "rmmod with nothing live: the lines go, no message\n");
 }
 
@@ -262,7 +262,7 @@ int main(void)
 	ksft_print_header();
 	if (ap_start(NULL))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	AP_RUN_STEPS(steps);
 	ksft_finished();
 }

@@ -80,10 +80,10 @@ static struct rust_sites trigger_sites = { .tag = "trigger-site", .func = "Extra
 /* The number of @tag lines the module has logged so far. */
 static int logged(const struct rust_sites *set)
 {
-	char cmd[128];
+	char word[48];
 
-	snprintf(cmd, sizeof(cmd), "dmesg | grep -c '%s: %s '", RUST_MODULE, set->tag);
-	return (int)ap_sh_num(cmd, NULL);
+	snprintf(word, sizeof(word), "%s: %s ", RUST_MODULE, set->tag);
+	return (int)ap_klog_grep(word, 0, NULL);
 }
 
 static int logged_sites(void)
@@ -97,12 +97,14 @@ static int logged_sites(void)
  */
 static int read_set(struct rust_sites *set, int skip)
 {
-	char buf[8192], word[48], *line, *save = NULL;
+	char buf[8192], word[48], *lines, *line, *save = NULL;
 	int seen = 0;
 
 	snprintf(word, sizeof(word), "%s: %s ", RUST_MODULE, set->tag);
-	if (ap_sh_out(buf, sizeof(buf), "dmesg | grep '%s'", word) < 0)
+	if (ap_klog_grep(word, 0, &lines) < 0)
 		return -1;
+	snprintf(buf, sizeof(buf), "%s", lines);
+	free(lines);
 	set->n = 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct rust_site *s = &set->s[set->n];
@@ -240,10 +242,36 @@ static void t_own_pages(int i)
 	ap_own_pages_result();
 }
 
+/*
+ * The KiB of counter addresses allocprof's last load message gives, as
+ * sed -n 's/.*allocprof: loaded: .* \([0-9]*\) KiB of counter addresses.*'
+ * '/\1/p' | tail -n 1 found them: of the last line that has such a
+ * message, the digits between a space and the last " KiB of counter
+ * addresses" that follows a space and digits; -1 if none.
+ */
+static long long counter_kib(void)
+{
+	static const char text[] = " KiB of counter addresses";
+	char line[1024], *p;
+	long long kib = -1;
+
+	if (ap_klog_last("allocprof: loaded: .* [0-9]* KiB of counter addresses", 0, line,
+			 sizeof(line)) <= 0)
+		return -1;
+	for (p = strstr(line, text); p; p = strstr(p + 1, text)) {
+		char *d = p;
+
+		while (d > line && d[-1] >= '0' && d[-1] <= '9')
+			d--;
+		if (d > line && d[-1] == ' ')
+			kib = d < p ? atoll(d) : -1;
+	}
+	return kib;
+}
+
 static void t_own_counters(int i)
 {
-	long long kib = ap_sh_num("dmesg | sed -n 's/.*allocprof: loaded: .* \\([0-9]*\\) KiB of counter addresses.*/\\1/p' | tail -n 1",
-				  NULL);
+	long long kib = counter_kib();
 	long long bytes = 0;
 	unsigned long long calls = 0;
 	int known = kib > 0 && !ap_vmalloc_unit(kib * 1024, &bytes, &calls);
@@ -441,7 +469,8 @@ static int moved_logged(char variant, int *p, int *q)
 	char buf[256], word[48], *at;
 
 	snprintf(word, sizeof(word), MOVED ": %c ", variant);
-	if (ap_sh_out(buf, sizeof(buf), "dmesg | grep '%s' | tail -n 1", word) < 0)
+	/* dmesg | grep WORD | tail -n 1 */
+	if (ap_klog_last(word, 0, buf, sizeof(buf)) < 0)
 		return -1;
 	at = strstr(buf, word);
 	return at && sscanf(at + strlen(word), "%*s %d %*s %d", p, q) == 2 ? 0 : -1;
