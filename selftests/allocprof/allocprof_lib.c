@@ -3,8 +3,10 @@
  * The helpers of the allocprof selftests, compiled once and linked into
  * every program; allocprof_lib.h says what each does.
  */
+#include <dirent.h>
 #include <regex.h>
 #include <sys/klog.h>
+#include <sys/mount.h>
 
 #include "allocprof_lib.h"
 
@@ -340,12 +342,16 @@ const char *ap_kmalloc_cache(long long size)
 	int i, pick = -1;
 
 	if (n < 0) {
-		char list[1024], *name, *save = NULL;
+		char *all = ap_ls("/sys/kernel/slab"), *list = NULL, *name, *save = NULL;
 
 		n = 0;
-		if (ap_sh_out(list, sizeof(list),
-			      "ls /sys/kernel/slab | grep -x 'kmalloc-[0-9]*k\\{0,1\\}'") != 0)
+		/* ls /sys/kernel/slab | grep -x 'kmalloc-[0-9]*k\{0,1\}' */
+		if (!all || ap_grep(all, "^kmalloc-[0-9]*k\\{0,1\\}$", 0, &list) <= 0) {
+			free(all);
+			free(list);
 			return NULL;
+		}
+		free(all);
 		for (name = strtok_r(list, "\n", &save); name && n < 16;
 		     name = strtok_r(NULL, "\n", &save)) {
 			char path[96], buf[32];
@@ -356,6 +362,7 @@ const char *ap_kmalloc_cache(long long size)
 			snprintf(names[n], sizeof(names[n]), "%s", name);
 			sizes[n++] = atoll(buf);
 		}
+		free(list);
 	}
 	for (i = 0; i < n; i++) {
 		if (sizes[i] >= size && (best < 0 || sizes[i] < best)) {
@@ -437,6 +444,133 @@ int ap_possible_cpus(void)
 		p++;
 	}
 	return n;
+}
+
+static int ap_ls_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *ap_ls(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL, *out = NULL;
+	size_t n = 0, i, len = 0;
+
+	if (!d)
+		return NULL;
+	while ((e = readdir(d))) {
+		char **more;
+
+		if (e->d_name[0] == '.')
+			continue;
+		more = realloc(names, (n + 1) * sizeof(*names));
+		if (!more || !(more[n] = strdup(e->d_name))) {
+			names = more ? more : names;
+			goto out;
+		}
+		names = more;
+		len += strlen(names[n++]) + 1;
+	}
+	qsort(names, n, sizeof(*names), ap_ls_cmp);
+	out = malloc(len + 1);
+	if (out) {
+		for (i = 0, len = 0; i < n; i++)
+			len += sprintf(out + len, "%s\n", names[i]);
+		out[len] = '\0';
+	}
+out:
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+	return out;
+}
+
+long ap_grep_file(const char *path, const char *pattern, int flags, char **out)
+{
+	return ap_grep_free(ap_slurp(path, NULL), pattern, flags, out);
+}
+
+void ap_print_lines(const char *text)
+{
+	while (text && *text) {
+		int l = strcspn(text, "\n");
+
+		ksft_print_msg("%.*s\n", l, text);
+		text += l + !!text[l];
+	}
+}
+
+int ap_copy_file(const char *from, const char *to)
+{
+	size_t len;
+	char *text = ap_slurp(from, &len);
+	int fd, err = 0;
+
+	if (!text)
+		return -EIO;
+	fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		err = -errno;
+	} else {
+		ssize_t n = write(fd, text, len);
+
+		err = n < 0 ? -errno : (size_t)n != len ? -EIO : 0;
+		close(fd);
+	}
+	free(text);
+	return err;
+}
+
+long long ap_meminfo_kb(const char *field)
+{
+	char buf[8192], *line, *save = NULL;
+	size_t l = strlen(field);
+
+	if (ap_read_file("/proc/meminfo", buf, sizeof(buf)) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *p = line + l + 1, *digits;
+
+		if (strncmp(line, field, l) || line[l] != ':')
+			continue;
+		while (*p == ' ')
+			p++;
+		digits = p;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (p > digits && !strncmp(p, " kB", 3))
+			return atoll(digits);
+	}
+	return -1;
+}
+
+long long ap_ram_end(void)
+{
+	char *text = ap_slurp("/proc/iomem", NULL), *line, *save = NULL, *last = NULL;
+	long long end = -1;
+
+	if (!text)
+		return -1;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strstr(line, "System RAM"))
+			last = line;
+	/* Its END: the hex digits after "  START-" and before a space. */
+	if (last) {
+		char *p = last + strspn(last, " "), *hex;
+
+		p += strspn(p, "0123456789abcdef");
+		if (*p == '-') {
+			hex = p + 1;
+			p = hex + strspn(hex, "0123456789abcdef");
+			if (*p == ' ' && p > hex)
+				end = strtoll(hex, NULL, 16);
+		}
+	}
+	free(text);
+	return end;
 }
 
 int ap_unit(const struct ap_testsite *s, long long *bytes, unsigned long long *calls)
@@ -531,8 +665,24 @@ int ap_builtin_profiler(void)
 {
 	static int builtin = -1;
 
-	if (builtin < 0)
-		builtin = ap_sh("grep -q ' alloc_tag_backend_register$' /proc/kallsyms") != 0;
+	if (builtin < 0) {
+		/* grep -q ' alloc_tag_backend_register$' /proc/kallsyms, line by line. */
+		static const char sym[] = " alloc_tag_backend_register";
+		FILE *f = fopen("/proc/kallsyms", "r");
+		char *line = NULL;
+		size_t size = 0;
+		ssize_t l;
+
+		builtin = 1;
+		while (f && builtin && (l = getline(&line, &size, f)) > 0) {
+			if (line[l - 1] == '\n')
+				line[--l] = '\0';
+			builtin = (size_t)l < strlen(sym) || strcmp(line + l - strlen(sym), sym);
+		}
+		free(line);
+		if (f)
+			fclose(f);
+	}
 	return builtin;
 }
 
@@ -700,6 +850,29 @@ int ap_rmmod(const char *name)
 	return err;
 }
 
+/*
+ * "cat /proc/allocinfo /sys/kernel/debug/allocprof/<every file> >/dev/null;
+ * echo 'func ap_load_matches_nothing +p' >/sys/kernel/debug/allocprof/control":
+ * each file opened, read to its end and closed, in ls's order; errors ignored.
+ */
+static void ap_touch_files(void)
+{
+	static const char dir[] = "/sys/kernel/debug/allocprof";
+	static const char cmd[] = "func ap_load_matches_nothing +p\n";
+	char *names = ap_ls(dir), *name, *save = NULL;
+
+	free(ap_slurp(AP_ALLOCINFO, NULL));
+	for (name = names ? strtok_r(names, "\n", &save) : NULL; name;
+	     name = strtok_r(NULL, "\n", &save)) {
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		free(ap_slurp(path, NULL));
+	}
+	free(names);
+	ap_write_file(AP_CONTROL, cmd, strlen(cmd));
+}
+
 int ap_load(const char *args)
 {
 	if (ap_builtin_profiler())
@@ -716,9 +889,7 @@ int ap_load(const char *args)
 	 * control file, the lines of those paths are there before a test
 	 * compares two listings.
 	 */
-	ap_sh("cat %s /sys/kernel/debug/allocprof/* >/dev/null 2>&1; "
-	      "echo 'func ap_load_matches_nothing +p' 2>/dev/null "
-	      ">/sys/kernel/debug/allocprof/control; true", AP_ALLOCINFO);
+	ap_touch_files();
 	if (!ap_module_loaded("allocprof_test") && ap_modprobe("allocprof_test", NULL))
 		return -1;
 	return 0;
@@ -982,6 +1153,18 @@ long ap_grep(const char *text, const char *pattern, int flags, char **out)
 	return n;
 }
 
+long ap_grep_free(char *text, const char *pattern, int flags, char **out)
+{
+	long n = -1;
+
+	if (out)
+		*out = NULL;
+	if (text)
+		n = ap_grep(text, pattern, flags, out);
+	free(text);
+	return n;
+}
+
 char *ap_klog(int flags)
 {
 	int size = klogctl(SYSLOG_ACTION_SIZE_BUFFER, NULL, 0), len, in = 0, out = 0, last = '\n';
@@ -1045,16 +1228,7 @@ int ap_klog_clear(void)
 
 long ap_klog_grep(const char *pattern, int flags, char **out)
 {
-	char *log = ap_klog(flags & AP_KLOG_CLEAR);
-	long n;
-
-	if (out)
-		*out = NULL;
-	if (!log)
-		return -1;
-	n = ap_grep(log, pattern, flags, out);
-	free(log);
-	return n;
+	return ap_grep_free(ap_klog(flags & AP_KLOG_CLEAR), pattern, flags, out);
 }
 
 long ap_klog_grep2(const char *pattern, int flags, const char *pattern2, int flags2)

@@ -147,6 +147,34 @@ int ap_sysctl_is(const char *want);
 /* The number of possible CPUs, from /sys/devices/system/cpu/possible. */
 int ap_possible_cpus(void);
 
+/*
+ * "ls dir": the names in dir but those that start with a dot, sorted by
+ * strcmp() (busybox's ls in the C locale), each ending in a newline; the
+ * caller frees it; NULL if dir cannot be read.
+ */
+char *ap_ls(const char *dir);
+
+/* "grep -c pattern path": ap_grep() of the file; -1 if it cannot be read. */
+long ap_grep_file(const char *path, const char *pattern, int flags, char **out);
+
+/* Prints each line of text after "# " (sed 's/^/# /'). */
+void ap_print_lines(const char *text);
+
+/* "cat from >to": to created (0666 less the umask) or truncated; 0 or -errno. */
+int ap_copy_file(const char *from, const char *to);
+
+/*
+ * The kB of /proc/meminfo's field, as sed -n 's/^FIELD: *\([0-9]*\) kB/\1/p'
+ * finds them; -1 if it does not.
+ */
+long long ap_meminfo_kb(const char *field);
+
+/*
+ * The end address of the last "System RAM" range in /proc/iomem (its line
+ * "  START-END : System RAM"), or -1.
+ */
+long long ap_ram_end(void);
+
 /* Modules */
 
 /* Is the module loaded (listed in /proc/modules)? */
@@ -250,6 +278,12 @@ int ap_klog_clear(void);
  * pattern is no valid expression (or no memory).
  */
 long ap_grep(const char *text, const char *pattern, int flags, char **out);
+
+/*
+ * ap_grep() of text, which it then frees: a file's or the kernel log's; -1
+ * (and *out NULL) if text is NULL, which could not be read.
+ */
+long ap_grep_free(char *text, const char *pattern, int flags, char **out);
 
 /*
  * ap_grep() of the kernel log, "dmesg | grep -c pattern" ("dmesg -c | ..."
@@ -498,9 +532,7 @@ static inline void ap_own_table_result(int known, long long bytes, unsigned long
  */
 static inline void ap_own_pages_result(void)
 {
-	long long end = ap_sh_num("printf '%%d\\n' 0x$(grep 'System RAM' /proc/iomem | "
-				  "tail -n 1 | sed 's/^ *[0-9a-f]*-\\([0-9a-f]*\\) .*/\\1/')",
-				  NULL);
+	long long end = ap_ram_end();
 	long long pfns = (end + 1) / sysconf(_SC_PAGESIZE), bytes = -1;
 	unsigned long long calls = 0;
 	int known = end > 0 && !ap_kvmalloc_figures(pfns * 2, &bytes, &calls);

@@ -100,10 +100,7 @@ static void print_counting_since_boot(void)
 /* The bytes of /proc/allocinfo over MemTotal - MemFree, in percent. */
 static double coverage(void)
 {
-	long long sum = 0, total = ap_sh_num("sed -n 's/^MemTotal: *\\([0-9]*\\) kB/\\1/p' %s",
-					     "/proc/meminfo"),
-		  free_kb = ap_sh_num("sed -n 's/^MemFree: *\\([0-9]*\\) kB/\\1/p' %s",
-				      "/proc/meminfo");
+	long long sum = 0, total = ap_meminfo_kb("MemTotal"), free_kb = ap_meminfo_kb("MemFree");
 	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *line, *save = NULL;
 
 	if (!buf || total <= free_kb)
@@ -544,9 +541,11 @@ static const struct ap_step early_steps[] = {
 /* Init loaded allocprof from the initramfs, with the command line's parameters. */
 static void early(void)
 {
-	char list[512], *name, *save = NULL;
+	char list[512], *names = ap_ls("/sys/module/allocprof/parameters"), *name, *save = NULL;
 
-	if (ap_sh_out(list, sizeof(list), "ls /sys/module/allocprof/parameters") == 0) {
+	if (names) {
+		snprintf(list, sizeof(list), "%s", names);
+		free(names);
 		for (name = strtok_r(list, "\n", &save); name && nparams < MAX_PARAMS;
 		     name = strtok_r(NULL, "\n", &save)) {
 			snprintf(pnames[nparams], sizeof(pnames[0]), "%s", name);

@@ -148,7 +148,7 @@ static int faults_of(const char *site, unsigned long long *failed, unsigned long
 /* Lines of the faults file (not the header). */
 static int fault_lines(void)
 {
-	return ap_sh_num("grep -vc '^#' %s", FAULTS);
+	return ap_grep_file(FAULTS, "^#", AP_GREP_INVERT, NULL);
 }
 
 /* n single allocations at site: 's' for a success, 'f' for ENOMEM. */

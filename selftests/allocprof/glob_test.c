@@ -134,7 +134,7 @@ int main(void)
 	if (!before || watchdog_before < 0)
 		ksft_exit_fail_msg("cannot read %s or the kernel log\n", AP_CONTROL);
 	ksft_print_msg("%d call sites in %s\n",
-		       (int)ap_sh_num("grep -vc '^#' %s", AP_CONTROL), AP_CONTROL);
+		       (int)ap_grep_file(AP_CONTROL, "^#", AP_GREP_INVERT, NULL), AP_CONTROL);
 	AP_RUN_STEPS(steps);
 	ksft_finished();
 }

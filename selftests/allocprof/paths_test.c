@@ -34,6 +34,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -287,8 +288,8 @@ static void t_cgroup(int i)
 {
 	(void)i;
 	in_cg = (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0 ||
-		 ap_sh("mount -t cgroup2 none /sys/fs/cgroup") == 0) &&
-		ap_sh("echo +memory > /sys/fs/cgroup/cgroup.subtree_control") == 0 &&
+		 mount("none", "/sys/fs/cgroup", "cgroup2", MS_SILENT, NULL) == 0) &&
+		ap_write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory\n", 8) == 0 &&
 		(mkdir(CGROUP, 0755) == 0 || errno == EEXIST);
 	snprintf(pid_text, sizeof(pid_text), "%d", getpid());
 	in_cg = in_cg && ap_write_file(CGROUP "/cgroup.procs", pid_text, strlen(pid_text)) == 0;
@@ -994,8 +995,7 @@ int main(void)
 	if (page_size != COMPACT_MAX_BYTES / COMPACT_MAX_PAGES)
 		ksft_exit_fail_msg("page size %ld: COMPACT_MAX_PAGES wants 4096\n", page_size);
 	{
-		long long free_kb = ap_sh_num("sed -n 's/^MemFree: *\\([0-9]*\\) kB/\\1/p' %s",
-					      "/proc/meminfo");
+		long long free_kb = ap_meminfo_kb("MemFree");
 		size_t unit = 2 * COMPACT_HOLE * page_size;
 
 		compact_bytes = free_kb > 0 ? free_kb * 1024 / 2 / unit * unit : 0;

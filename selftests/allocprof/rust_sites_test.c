@@ -204,8 +204,8 @@ static void t_site(int i)
 static void t_no_helper(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("grep -q 'rust/helpers/slab.c\\|rust/helpers/vmalloc.c' %s",
-			       AP_ALLOCINFO) != 0,
+	ksft_test_result(ap_grep_file(AP_ALLOCINFO, "rust/helpers/slab.c\\|rust/helpers/vmalloc.c",
+				      0, NULL) <= 0,
 			 "no line of the allocation helpers (rust/helpers/slab.c, vmalloc.c)\n");
 }
 
@@ -282,18 +282,24 @@ static void t_own_counters(int i)
 	ap_own_table_result(known, bytes, calls, what);
 }
 
+/* The start of a line of /proc/allocinfo at a src/FILE.rs:LINE (a basic regex). */
+#define OWN_SRC_LINE "^ *[0-9]* *[0-9]* src/[a-z_/]*\\.rs:[0-9]*"
+
 static void t_own_names(int i)
 {
-	long all = ap_sh_num("grep -c ' \\[allocprof\\] func:' %s", AP_ALLOCINFO);
-	long src = ap_sh_num("grep -c '^ *[0-9]* *[0-9]* src/[a-z_/]*\\.rs:[0-9]* \\[allocprof\\] func:' %s",
-			     AP_ALLOCINFO);
+	long all = ap_grep_file(AP_ALLOCINFO, " \\[allocprof\\] func:", 0, NULL);
+	long src = ap_grep_file(AP_ALLOCINFO, OWN_SRC_LINE " \\[allocprof\\] func:", 0, NULL);
+	char *lines = NULL, *others = NULL;
 
 	(void)i;
 	if (all != src) {
 		ksft_print_msg("%ld lines of allocprof's, %ld of them src/FILE.rs:LINE; the others:\n",
 			       all, src);
-		ap_sh("grep ' \\[allocprof\\] func:' %s | grep -v '^ *[0-9]* *[0-9]* src/[a-z_/]*\\.rs:[0-9]* ' | sed 's/^/# /'",
-		      AP_ALLOCINFO);
+		if (ap_grep_file(AP_ALLOCINFO, " \\[allocprof\\] func:", 0, &lines) > 0 &&
+		    ap_grep(lines, OWN_SRC_LINE " ", AP_GREP_INVERT, &others) > 0)
+			ap_print_lines(others);
+		free(lines);
+		free(others);
 	}
 	ksft_test_result(all > 0 && all == src, "allocprof's %ld lines are all src/FILE.rs:LINE\n",
 			 all);
@@ -311,7 +317,7 @@ static void t_trigger_site(int i)
 
 static void t_trigger_free(int i)
 {
-	int ok = ap_sh("echo free > " TRIGGER) == 0, s;
+	int ok = ap_write_file(TRIGGER, "free\n", 5) == 0, s;
 
 	(void)i;
 	for (s = 0; s < trigger_sites.n; s++)
@@ -349,12 +355,15 @@ static int control_lines(const char *flags, int *with)
 static int all_lines_are(const char *flags)
 {
 	int with, all = control_lines(flags, &with);
+	char *lines = NULL;
 
 	if (all > 0 && with == all)
 		return 1;
 	ksft_print_msg("%d lines of %s in the control file, %d of them %s\n", all, RUST_MODULE,
 		       with, flags);
-	ap_sh("grep -F ' [" RUST_MODULE "]' " AP_CONTROL " | sed 's/^/# /'");
+	if (ap_grep_file(AP_CONTROL, " [" RUST_MODULE "]", AP_GREP_FIXED, &lines) > 0)
+		ap_print_lines(lines);
+	free(lines);
 	return 0;
 }
 
@@ -549,7 +558,7 @@ int main(void)
 	if (read_set(&init_sites, before))
 		ksft_exit_fail_msg("%s logged no sites the test can read\n", RUST_MODULE);
 	before = logged(&trigger_sites);
-	if (ap_sh("echo alloc > " TRIGGER) || read_set(&trigger_sites, before))
+	if (ap_write_file(TRIGGER, "alloc\n", 6) || read_set(&trigger_sites, before))
 		ksft_exit_fail_msg("%s: no allocations from its trigger the test can read\n",
 				   RUST_MODULE);
 	AP_RUN_STEPS(steps);
