@@ -109,7 +109,10 @@ struct ap_chain {
  */
 enum { AP_BAD_PARAM_LOAD, AP_BAD_PARAM_MESSAGE, AP_BAD_PARAM_RESULTS };
 
-/* Guest commands */
+/*
+ * Guest commands: only for what has no syscall (the host tool, busybox
+ * commands run as a workload); the helpers below replace the rest.
+ */
 
 /* Runs a shell command quietly; returns its exit status (or -1). */
 int ap_sh(const char *fmt, ...);
@@ -122,6 +125,68 @@ int ap_sh_out(char *buf, size_t size, const char *fmt, ...);
 
 /* The number printed by a shell command (e.g. grep -c), or -1. */
 long ap_sh_num(const char *fmt, const char *arg);
+
+/* The kernel log, read as busybox's dmesg reads it, and grep */
+
+/* ap_grep()'s flags, as grep's options: -F, -v. */
+#define AP_GREP_FIXED 1
+#define AP_GREP_INVERT 2
+/* ap_klog()'s (and so ap_klog_grep()'s): dmesg -c; timestamps cut. */
+#define AP_KLOG_CLEAR 4
+#define AP_KLOG_NO_TIME 8
+/* The patterns ap_grep() takes at most. */
+#define AP_GREP_MAX 8
+
+/*
+ * The kernel log since it was last emptied, as busybox's dmesg prints it:
+ * klogctl(2) SYSLOG_ACTION_READ_ALL (AP_KLOG_CLEAR: SYSLOG_ACTION_READ_CLEAR,
+ * which empties it, as dmesg -c) into a buffer of the log's size, every
+ * line "[seconds] text\n" without its "<level>"; AP_KLOG_NO_TIME: without
+ * the "[seconds] " (ap_klog_untime()).  The caller frees it; NULL if it
+ * cannot be read.
+ */
+char *ap_klog(int flags);
+
+/* Cuts "[...] " off every line that starts so, as sed 's/^\[[^]]*\] //'. */
+void ap_klog_untime(char *text);
+
+/* Empties the kernel log (dmesg -c >/dev/null): SYSLOG_ACTION_CLEAR; 0 or -errno. */
+int ap_klog_clear(void);
+
+/*
+ * The number of lines of text that match pattern as busybox's grep
+ * matches them: a basic regular expression (regcomp(3) with REG_NOSUB, as
+ * grep without -E), a fixed string with AP_GREP_FIXED (-F); several
+ * patterns, one a line ("A\nB": grep -e A -e B), match where any does;
+ * AP_GREP_INVERT counts the lines that do not (-v).  With out, *out is
+ * those lines, each ending in a newline, for the caller to free.  -1 if a
+ * pattern is no valid expression (or no memory).
+ */
+long ap_grep(const char *text, const char *pattern, int flags, char **out);
+
+/*
+ * ap_grep() of text, which it then frees: a file's or the kernel log's; -1
+ * (and *out NULL) if text is NULL, which could not be read.
+ */
+long ap_grep_free(char *text, const char *pattern, int flags, char **out);
+
+/*
+ * ap_grep() of the kernel log, "dmesg | grep -c pattern" ("dmesg -c | ..."
+ * with AP_KLOG_CLEAR in flags); -1 if the log cannot be read.
+ */
+long ap_klog_grep(const char *pattern, int flags, char **out);
+
+/*
+ * Of the lines of the kernel log that match pattern (flags), the number
+ * that match pattern2 (flags2): "dmesg | grep pattern | grep -c pattern2".
+ */
+long ap_klog_grep2(const char *pattern, int flags, const char *pattern2, int flags2);
+
+/*
+ * ap_klog_grep(), with the last line that matches in line (size bytes, ""
+ * if none; "dmesg | grep pattern | tail -n 1").
+ */
+long ap_klog_last(const char *pattern, int flags, char *line, size_t size);
 
 /* Files */
 
@@ -240,68 +305,6 @@ int ap_unload_all(void);
  * module are loaded afresh as by ap_load(); 0 on success.
  */
 int ap_start(const char *args);
-
-/* The kernel log, read as busybox's dmesg reads it, and grep */
-
-/* ap_grep()'s flags, as grep's options: -F, -v. */
-#define AP_GREP_FIXED 1
-#define AP_GREP_INVERT 2
-/* ap_klog()'s (and so ap_klog_grep()'s): dmesg -c; timestamps cut. */
-#define AP_KLOG_CLEAR 4
-#define AP_KLOG_NO_TIME 8
-/* The patterns ap_grep() takes at most. */
-#define AP_GREP_MAX 8
-
-/*
- * The kernel log since it was last emptied, as busybox's dmesg prints it:
- * klogctl(2) SYSLOG_ACTION_READ_ALL (AP_KLOG_CLEAR: SYSLOG_ACTION_READ_CLEAR,
- * which empties it, as dmesg -c) into a buffer of the log's size, every
- * line "[seconds] text\n" without its "<level>"; AP_KLOG_NO_TIME: without
- * the "[seconds] " (ap_klog_untime()).  The caller frees it; NULL if it
- * cannot be read.
- */
-char *ap_klog(int flags);
-
-/* Cuts "[...] " off every line that starts so, as sed 's/^\[[^]]*\] //'. */
-void ap_klog_untime(char *text);
-
-/* Empties the kernel log (dmesg -c >/dev/null): SYSLOG_ACTION_CLEAR; 0 or -errno. */
-int ap_klog_clear(void);
-
-/*
- * The number of lines of text that match pattern as busybox's grep
- * matches them: a basic regular expression (regcomp(3) with REG_NOSUB, as
- * grep without -E), a fixed string with AP_GREP_FIXED (-F); several
- * patterns, one a line ("A\nB": grep -e A -e B), match where any does;
- * AP_GREP_INVERT counts the lines that do not (-v).  With out, *out is
- * those lines, each ending in a newline, for the caller to free.  -1 if a
- * pattern is no valid expression (or no memory).
- */
-long ap_grep(const char *text, const char *pattern, int flags, char **out);
-
-/*
- * ap_grep() of text, which it then frees: a file's or the kernel log's; -1
- * (and *out NULL) if text is NULL, which could not be read.
- */
-long ap_grep_free(char *text, const char *pattern, int flags, char **out);
-
-/*
- * ap_grep() of the kernel log, "dmesg | grep -c pattern" ("dmesg -c | ..."
- * with AP_KLOG_CLEAR in flags); -1 if the log cannot be read.
- */
-long ap_klog_grep(const char *pattern, int flags, char **out);
-
-/*
- * The lines of the kernel log that match pattern, of those that match
- * pattern2 (ap_grep() with flags2): "dmesg | grep pattern | grep -c pattern2".
- */
-long ap_klog_grep2(const char *pattern, int flags, const char *pattern2, int flags2);
-
-/*
- * ap_klog_grep(), with the last line that matches in line (size bytes, ""
- * if none; "dmesg | grep pattern | tail -n 1").
- */
-long ap_klog_last(const char *pattern, int flags, char *line, size_t size);
 
 /* /proc/allocinfo */
 
