@@ -58,37 +58,28 @@ static void suffix(char *dst, const char *src)
 /* The text file's records, in order; -1 if it cannot be read. */
 static int read_text(struct rec *r, int max)
 {
-	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *line, *save = NULL;
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
+	struct ap_info_site site;
 	int n = 0;
 
-	if (!buf)
-		return -1;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char file[512], mod[512] = "", func[512];
-		long long bytes;
-		unsigned long long calls, lineno;
-		int inacc = ap_cut_inaccurate(line);
+	while (ap_info_next(&w, &l)) {
+		int inacc = ap_cut_inaccurate(l.text);
 
-		if (sscanf(line, "%lld %llu %511[^:]:%llu [%511[^]]] func:%511s", &bytes, &calls,
-			   file, &lineno, mod, func) != 6) {
-			mod[0] = '\0';
-			if (sscanf(line, "%lld %llu %511[^:]:%llu func:%511s", &bytes, &calls, file,
-				   &lineno, func) != 5)
-				continue;
-		}
+		if (ap_info_site(&l, &site))
+			continue;
 		if (n < max) {
-			suffix(r[n].module, mod);
-			suffix(r[n].function, func);
-			suffix(r[n].file, file);
-			r[n].line = lineno;
-			r[n].bytes = bytes;
-			r[n].calls = calls;
+			suffix(r[n].module, site.module);
+			suffix(r[n].function, site.func);
+			suffix(r[n].file, site.file);
+			r[n].line = site.line;
+			r[n].bytes = l.bytes;
+			r[n].calls = l.calls;
 			r[n].accurate = !inacc;
 		}
 		n++;
 	}
-	free(buf);
-	return n;
+	return ap_lines_end(&w) ? -1 : n;
 }
 
 static void from_data(struct rec *r, const struct allocinfo_tag_data *d)

@@ -202,6 +202,91 @@ char *ap_slurp(const char *path, size_t *lenp)
 	return buf;
 }
 
+void ap_lines_of(struct ap_lines *w, char *text, size_t len, int flags)
+{
+	w->path = NULL;
+	w->text = text;
+	w->next = text;
+	w->end = text ? text + len : NULL;
+	w->index = 0;
+	w->flags = flags;
+	w->state = 2;
+}
+
+int ap_lines_end(struct ap_lines *w)
+{
+	int unreadable = w->state < 0;
+
+	if (w->state == 1)
+		free(w->text);
+	w->text = w->next = w->end = NULL;
+	w->state = 2;
+	return unreadable ? -1 : 0;
+}
+
+int ap_lines_next(struct ap_lines *w, struct ap_info_line *l)
+{
+	if (!w->state) {
+		size_t len;
+		char *text = ap_slurp(w->path, &len);
+		int flags = w->flags;
+
+		ap_lines_of(w, text, text ? len : 0, flags);
+		w->state = text ? 1 : -1;
+	}
+	while (w->next && w->next < w->end) {
+		char *start = w->next, *nl = memchr(start, '\n', w->end - start);
+		size_t len = nl ? (size_t)(nl - start) : (size_t)(w->end - start);
+
+		w->next = nl ? nl + 1 : w->end;
+		if (!len && !(w->flags & AP_LINES_EVERY))
+			continue;
+		start[len] = '\0';
+		l->text = start;
+		l->len = len;
+		l->index = w->index++;
+		l->terminated = nl != NULL;
+		l->figures = 0;
+		l->bytes = 0;
+		l->calls = 0;
+		l->tag = NULL;
+		return 1;
+	}
+	return 0;
+}
+
+int ap_info_next(struct ap_lines *w, struct ap_info_line *l)
+{
+	if (!ap_lines_next(w, l))
+		return 0;
+	ap_info_parse(l);
+	return 1;
+}
+
+void ap_info_parse(struct ap_info_line *l)
+{
+	int off = 0;
+
+	l->figures = sscanf(l->text, "%lld %llu %n", &l->bytes, &l->calls, &off) == 2;
+	if (!l->figures) {
+		l->bytes = 0;
+		l->calls = 0;
+	}
+	l->tag = l->figures ? l->text + off : NULL;
+}
+
+int ap_info_site(const struct ap_info_line *l, struct ap_info_site *s)
+{
+	s->module[0] = '\0';
+	if (!l->tag)
+		return -1;
+	if (sscanf(l->tag, "%511[^:]:%llu [%511[^]]] func:%511s", s->file, &s->line, s->module,
+		   s->func) == 4)
+		return 0;
+	s->module[0] = '\0';
+	return sscanf(l->tag, "%511[^:]:%llu func:%511s", s->file, &s->line, s->func) == 3 ? 0 : -1;
+}
+
 int ap_cut_inaccurate(char *line)
 {
 	size_t l = strlen(line), t = strlen(AP_INACCURATE);
@@ -224,32 +309,30 @@ int ap_cut_inaccurate(char *line)
 
 int ap_site_lines(const char *module, const char *func, struct ap_fig *figs, int max)
 {
-	char tail[160], *buf, *line, *save = NULL;
+	char tail[160];
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
 	int n = 0;
 
 	if (module)
 		snprintf(tail, sizeof(tail), " [%s] func:%s ", module, func);
 	else
 		snprintf(tail, sizeof(tail), " func:%s ", func);
-	buf = ap_slurp(AP_ALLOCINFO, NULL);
-	if (!buf)
-		return -1;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		struct ap_fig f = { 0, 0, 1, ap_cut_inaccurate(line) };
-		size_t l = strlen(line), t = strlen(tail);
+	while (ap_info_next(&w, &l)) {
+		struct ap_fig f = { l.bytes, l.calls, 1, ap_cut_inaccurate(l.text) };
+		size_t len = strlen(l.text), t = strlen(tail);
 
-		if (l < t || strcmp(line + l - t, tail))
+		if (len < t || strcmp(l.text + len - t, tail))
 			continue;
-		if (!module && strstr(line, "] func:"))
+		if (!module && strstr(l.text, "] func:"))
 			continue;
-		if (sscanf(line, "%lld %llu", &f.bytes, &f.calls) != 2)
+		if (!l.figures)
 			continue;
 		if (n < max)
 			figs[n] = f;
 		n++;
 	}
-	free(buf);
-	return n;
+	return ap_lines_end(&w) ? -1 : n;
 }
 
 struct ap_fig ap_site(const char *module, const char *func)
@@ -265,29 +348,23 @@ struct ap_fig ap_site(const char *module, const char *func)
 	return fig;
 }
 
-const char *ap_line_problem(const char *line, size_t len)
+const char *ap_line_problem(const struct ap_info_line *l)
 {
-	char buf[512], *rest, *func, *colon;
-	long long bytes;
-	unsigned long long calls;
-	int off = 0;
+	const char *text = l->text, *func, *colon;
 
-	if (len >= sizeof(buf) || len < 24)
+	if (l->len >= 512 || l->len < 24)
 		return "length";
-	memcpy(buf, line, len);
-	buf[len] = '\0';
-	if (buf[12] != ' ' || buf[21] != ' ')
+	if (text[12] != ' ' || text[21] != ' ')
 		return "columns";
-	if (sscanf(buf, "%lld %llu %n", &bytes, &calls, &off) != 2 || off != 22)
+	if (!l->figures || l->tag != text + 22)
 		return "figures";
-	if (bytes < 0 || memchr(buf, '-', 22))
+	if (l->bytes < 0 || memchr(text, '-', 22))
 		return "negative bytes";
-	if (calls > LLONG_MAX)
+	if (l->calls > LLONG_MAX)
 		return "negative calls";
-	rest = buf + off;
-	func = strstr(rest, " func:");
-	colon = strchr(rest, ':');
-	if (!func || !colon || colon > func || buf[len - 1] != ' ' || func[6] == ' ')
+	func = strstr(l->tag, " func:");
+	colon = strchr(l->tag, ':');
+	if (!func || !colon || colon > func || text[l->len - 1] != ' ' || func[6] == ' ')
 		return "tag";
 	return NULL;
 }
@@ -391,22 +468,19 @@ int ap_vmalloc_unit(long long bytes, long long *total, unsigned long long *calls
 
 int ap_own_lines(long long bytes, unsigned long long calls)
 {
-	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *l, *save = NULL;
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
 	int n = 0;
 
-	if (!buf)
-		return -1;
-	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		long long b;
-		unsigned long long c;
+	while (ap_info_next(&w, &l)) {
 		char file[256];
 
-		if (sscanf(l, "%lld %llu %255s", &b, &c, file) == 3 && b == bytes &&
-		    c == calls && !strncmp(file, "src/", 4) && strstr(l, " [allocprof] func:"))
+		if (l.figures && sscanf(l.tag, "%255s", file) == 1 && l.bytes == bytes &&
+		    l.calls == calls && !strncmp(file, "src/", 4) &&
+		    strstr(l.text, " [allocprof] func:"))
 			n++;
 	}
-	free(buf);
-	return n;
+	return ap_lines_end(&w) ? -1 : n;
 }
 
 int ap_kvmalloc_figures(long long size, long long *bytes, unsigned long long *calls)
@@ -1098,13 +1172,15 @@ void ap_size_text(unsigned long long size, char *buf, size_t len)
 
 long ap_grep(const char *text, const char *pattern, int flags, char **out)
 {
-	char *pats = strdup(pattern), *line = malloc(strlen(text) + 1), *p, *next;
-	const char *fixed[AP_GREP_MAX], *at;
+	size_t tlen = strlen(text), olen = 0;
+	char *pats = strdup(pattern), *copy = strdup(text), *p, *next;
+	const char *fixed[AP_GREP_MAX];
 	regex_t re[AP_GREP_MAX];
 	/* The lines, and a newline after a last one that has none. */
-	char *o = out ? malloc(strlen(text) + 2) : NULL;
-	int np = 0, i, bad = !pats || !line || (out && !o);
-	size_t olen = 0;
+	char *o = out ? malloc(tlen + 2) : NULL;
+	int np = 0, i, bad = !pats || !copy || (out && !o);
+	struct ap_lines w;
+	struct ap_info_line l;
 	long n = 0;
 
 	/* The patterns, one a line, as grep -e P1 -e P2 ... takes them. */
@@ -1118,30 +1194,29 @@ long ap_grep(const char *text, const char *pattern, int flags, char **out)
 		else
 			fixed[np++] = p;
 	}
-	/* Each line, without its newline: grep's regexec() of busybox. */
-	for (at = text; !bad && *at; at += strcspn(at, "\n") + !!at[strcspn(at, "\n")]) {
-		size_t l = strcspn(at, "\n");
+	/* Each line, empty ones too, without its newline: grep's regexec() of busybox. */
+	ap_lines_of(&w, copy, bad ? 0 : tlen, AP_LINES_EVERY);
+	while (ap_lines_next(&w, &l)) {
 		int match = 0;
 
-		memcpy(line, at, l);
-		line[l] = '\0';
 		for (i = 0; i < np && !match; i++)
-			match = flags & AP_GREP_FIXED ? strstr(line, fixed[i]) != NULL :
-							!regexec(&re[i], line, 0, NULL, 0);
+			match = flags & AP_GREP_FIXED ? strstr(l.text, fixed[i]) != NULL :
+							!regexec(&re[i], l.text, 0, NULL, 0);
 		if (!match == !(flags & AP_GREP_INVERT))
 			continue;
 		n++;
 		if (o) {
-			memcpy(o + olen, line, l);
-			olen += l;
+			memcpy(o + olen, l.text, l.len);
+			olen += l.len;
 			o[olen++] = '\n';
 		}
 	}
+	ap_lines_end(&w);
 	if (!(flags & AP_GREP_FIXED))
 		for (i = 0; i < np; i++)
 			regfree(&re[i]);
 	free(pats);
-	free(line);
+	free(copy);
 	if (o)
 		o[olen] = '\0';
 	if (out)

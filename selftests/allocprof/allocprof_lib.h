@@ -309,6 +309,102 @@ int ap_start(const char *args);
 /* /proc/allocinfo */
 
 /*
+ * The one walk of /proc/allocinfo's text, line by line, for every helper
+ * and program that reads the file's lines: a walk of a file read whole at
+ * its first line (AP_LINES()), or of a buffer the caller read
+ * (ap_lines_of(): no copy, nothing allocated); ap_info_next() hands over
+ * each line parsed by ap_info_parse(), ap_lines_next() each line of other
+ * text as it is (ap_grep()'s); ap_lines_end() ends the walk:
+ *
+ *	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+ *	struct ap_info_line l;
+ *
+ *	while (ap_info_next(&w, &l))
+ *		if (l.index >= 2 && l.figures) ...;
+ *	if (ap_lines_end(&w))
+ *		(the file could not be read: no line was handed over)
+ *
+ * Each line is cut at its newline and NUL-terminated in place, so it may
+ * be changed (ap_cut_inaccurate()).  Empty lines are passed over, as
+ * strtok(3) passed them over, unless the walk has AP_LINES_EVERY: then a
+ * check of the file's format sees every line as read(2) gave it, and a
+ * last line without its newline (a read cut short) as not terminated.
+ */
+struct ap_lines {
+	const char *path;	/* the file to read at the first line, or NULL */
+	char *text;		/* what is walked */
+	char *next;		/* where the next line starts */
+	char *end;		/* the end of the text */
+	unsigned int index;	/* the index the next line handed over gets */
+	int flags;		/* AP_LINES_* */
+	/* 0: path not read yet; 1: read, to free; 2: text given; -1: unreadable */
+	int state;
+};
+
+/* Hands over empty lines too. */
+#define AP_LINES_EVERY 1
+
+/* A walk of the file at path, read whole at its first line. */
+#define AP_LINES(file, walk_flags) { .path = (file), .flags = (walk_flags) }
+
+/* One line of a walk, and its figures if parsed as a line of /proc/allocinfo. */
+struct ap_info_line {
+	char *text;		/* the line without its newline, NUL-terminated */
+	size_t len;		/* its length, as read (a NUL in it included) */
+	unsigned int index;	/* its place in the walk, from 0: 0 and 1 are the header */
+	int terminated;		/* it ended in a newline */
+	int figures;		/* it starts with the two figures: */
+	long long bytes;	/* upstream's %12lli */
+	unsigned long long calls; /* and %8llu */
+	/* After them and their blanks: "file:line [module] func:name ...". */
+	char *tag;
+};
+
+/*
+ * A call site's tag, split (ap_info_site()): "file:line [module]
+ * func:name", the module "" for a call site built in.
+ */
+struct ap_info_site {
+	char file[512];
+	unsigned long long line;
+	char module[512];
+	char func[512];
+};
+
+/*
+ * The walk of text, len bytes the caller read: text[len] must be there to
+ * be written (the NUL after a last line without a newline).
+ */
+void ap_lines_of(struct ap_lines *w, char *text, size_t len, int flags);
+
+/* Ends a walk: frees what it read; 0, or -1 if its file could not be read. */
+int ap_lines_end(struct ap_lines *w);
+
+/*
+ * The next line of the walk in l, its text alone (not parsed: figures 0);
+ * 1, or 0 after the last.
+ */
+int ap_lines_next(struct ap_lines *w, struct ap_info_line *l);
+
+/* The next line of the walk, parsed as a line of /proc/allocinfo, in l; 1, or 0. */
+int ap_info_next(struct ap_lines *w, struct ap_info_line *l);
+
+/*
+ * Parses l->text (l->len bytes) as a line of /proc/allocinfo: its
+ * figures, as sscanf(3) "%lld %llu" reads them, and where its tag starts;
+ * figures 0 (and bytes, calls 0, tag NULL) for a line that does not start
+ * with them, such as the header's.
+ */
+void ap_info_parse(struct ap_info_line *l);
+
+/*
+ * Splits a parsed line's tag, "file:line [module] func:name" or, built
+ * in, "file:line func:name" (each part up to its array's size, the name
+ * up to a blank); 0, or -1 if it is not of that form.
+ */
+int ap_info_site(const struct ap_info_line *l, struct ap_info_site *s);
+
+/*
  * Cuts format 2.0's keys off a line: the " node:N=BYTES/CALLS" of a call
  * site with allocprof's n flag, then " accurate:no", leaving the tail
  * that version 1.0 has (" func:name "); returns whether " accurate:no"
@@ -332,11 +428,13 @@ int ap_site_lines(const char *module, const char *func, struct ap_fig *figs, int
 struct ap_fig ap_site(const char *module, const char *func);
 
 /*
- * One line of /proc/allocinfo after the header: "%12lli %8llu " (bytes,
- * calls), then "file:line [module] func:name ", as upstream's
- * alloc_tag_to_text(); the figures never negative.  NULL, or what is wrong.
+ * A line of /proc/allocinfo after the header, as ap_info_next() parsed it
+ * (after ap_cut_inaccurate(), parsed again, for format 2.0): fewer than
+ * 512 bytes, "%12lli %8llu " (bytes, calls), then "file:line [module]
+ * func:name ", as upstream's alloc_tag_to_text(); the figures never
+ * negative.  NULL, or what is wrong.
  */
-const char *ap_line_problem(const char *line, size_t len);
+const char *ap_line_problem(const struct ap_info_line *l);
 
 /*
  * The call site of module has one line with exactly (bytes, calls); reports

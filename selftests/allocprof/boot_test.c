@@ -101,15 +101,16 @@ static void print_counting_since_boot(void)
 static double coverage(void)
 {
 	long long sum = 0, total = ap_meminfo_kb("MemTotal"), free_kb = ap_meminfo_kb("MemFree");
-	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *line, *save = NULL;
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
 
-	if (!buf || total <= free_kb)
+	if (total <= free_kb)
 		return -1;
-	strtok_r(buf, "\n", &save);
-	strtok_r(NULL, "\n", &save);
-	for (line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		sum += atoll(line);
-	free(buf);
+	while (ap_info_next(&w, &l))
+		if (l.index >= 2)
+			sum += l.bytes;
+	if (ap_lines_end(&w))
+		return -1;
 	ksft_print_msg("coverage: %lld of %lld bytes in use, %.1f %%\n", sum,
 		       (total - free_kb) * 1024, 100.0 * sum / ((total - free_kb) * 1024));
 	return 100.0 * sum / ((total - free_kb) * 1024);
@@ -121,22 +122,22 @@ static double coverage(void)
  */
 static void vmlinux_lines(int *lines, int *inaccurate)
 {
-	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *line, *save = NULL;
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
 
 	*lines = *inaccurate = 0;
-	if (!buf)
-		return;
-	strtok_r(buf, "\n", &save);
-	strtok_r(NULL, "\n", &save);
-	for (line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		int no = ap_cut_inaccurate(line);
+	while (ap_info_next(&w, &l)) {
+		int no;
 
-		if (strstr(line, "] func:"))
+		if (l.index < 2)
+			continue;
+		no = ap_cut_inaccurate(l.text);
+		if (strstr(l.text, "] func:"))
 			continue;
 		(*lines)++;
 		*inaccurate += no;
 	}
-	free(buf);
+	ap_lines_end(&w);
 }
 
 static int header_is(const char *version)

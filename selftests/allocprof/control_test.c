@@ -171,19 +171,21 @@ static int unchanged(void)
 	return same;
 }
 
-/* Lines of a file that do not start with '#'. */
+/*
+ * Lines of a file (the control file, /proc/allocinfo) that do not start
+ * with '#' or "allocinfo" (the headers), those with `with` if not NULL.
+ */
 static int count_lines(const char *path, const char *with)
 {
-	char *buf = ap_slurp(path, NULL), *line, *save = NULL;
+	struct ap_lines w = AP_LINES(path, 0);
+	struct ap_info_line l;
 	int n = 0;
 
-	if (!buf)
-		return -1;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (line[0] != '#' && strncmp(line, "allocinfo", 9) && (!with || strstr(line, with)))
+	while (ap_lines_next(&w, &l))
+		if (l.text[0] != '#' && strncmp(l.text, "allocinfo", 9) &&
+		    (!with || strstr(l.text, with)))
 			n++;
-	free(buf);
-	return n;
+	return ap_lines_end(&w) ? -1 : n;
 }
 
 /* The kernel log since the last look names text (grep -F); clears it. */
@@ -1207,16 +1209,18 @@ static int online_nodes(void)
 static int allocinfo_tail(char *tail, size_t size)
 {
 	const char *name = " [allocprof_test] func:" N_FUNC;
-	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *at, *nl;
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
+	const char *at;
 	int found = 0;
 
-	for (at = buf ? strstr(buf, name) : NULL; at; at = strstr(at + 1, name)) {
-		nl = strchrnul(at, '\n');
-		snprintf(tail, size, "%.*s", (int)(nl - at - strlen(name)), at + strlen(name));
-		found++;
+	while (ap_lines_next(&w, &l)) {
+		for (at = strstr(l.text, name); at; at = strstr(at + 1, name)) {
+			snprintf(tail, size, "%s", at + strlen(name));
+			found++;
+		}
 	}
-	free(buf);
-	return found == 1 ? 0 : -1;
+	return !ap_lines_end(&w) && found == 1 ? 0 : -1;
 }
 
 /*

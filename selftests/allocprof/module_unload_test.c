@@ -65,25 +65,21 @@ static int t2_lines(int lines, unsigned long n)
 /* No line of module has negative figures (calls print as %llu). */
 static int none_negative(const char *module)
 {
-	char tag[48], *buf = ap_slurp(AP_ALLOCINFO, NULL), *line, *save = NULL;
+	char tag[48];
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
 	int ok = 1;
 
-	if (!buf)
-		return 0;
 	snprintf(tag, sizeof(tag), " [%s] ", module);
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		long long bytes;
-		unsigned long long calls;
-
-		if (!strstr(line, tag) || sscanf(line, "%lld %llu", &bytes, &calls) != 2)
+	while (ap_info_next(&w, &l)) {
+		if (!strstr(l.text, tag) || !l.figures)
 			continue;
-		if (bytes < 0 || calls > (1ULL << 62)) {
-			ksft_print_msg("negative: %s\n", line);
+		if (l.bytes < 0 || l.calls > (1ULL << 62)) {
+			ksft_print_msg("negative: %s\n", l.text);
 			ok = 0;
 		}
 	}
-	free(buf);
-	return ok;
+	return ap_lines_end(&w) ? 0 : ok;
 }
 
 static int free_adopted(void)

@@ -97,33 +97,35 @@ static int read_info(void)
 /* The lines of the built-in function func; -1 if unreadable. */
 static int take(const char *func, struct snap *s)
 {
-	char tail[96], *p, *end;
+	char tail[96];
+	struct ap_lines w;
+	struct ap_info_line l;
 	size_t t;
-	int off;
 
 	snprintf(tail, sizeof(tail), " func:%s ", func);
 	t = strlen(tail);
 	s->n = 0;
 	if (read_info())
 		return -1;
-	for (p = info; *p; p = end + (*end == '\n')) {
-		size_t l;
+	/* The prefaulted buffer walked in place: nothing is allocated. */
+	ap_lines_of(&w, info, strlen(info), 0);
+	while (ap_info_next(&w, &l)) {
+		size_t off;
 
-		end = strchr(p, '\n');
-		if (!end)
-			end = p + strlen(p);
-		l = end - p;
-		if (l < t || l >= sizeof(s->l[0].tag) || memcmp(end - t, tail, t) ||
-		    memchr(p, '[', l) || s->n == MAX_LINES)
+		if (l.len < t || l.len >= sizeof(s->l[0].tag) ||
+		    memcmp(l.text + l.len - t, tail, t) || memchr(l.text, '[', l.len) ||
+		    s->n == MAX_LINES || !l.figures)
 			continue;
 		/* The figures, then the tag: the rest of the line. */
-		if (sscanf(p, "%lld %lld %n", &s->l[s->n].bytes, &s->l[s->n].calls, &off) != 2)
-			continue;
-		memcpy(s->l[s->n].tag, p + off, l - off);
-		s->l[s->n].tag[l - off] = '\0';
+		off = l.tag - l.text;
+		s->l[s->n].bytes = l.bytes;
+		/* As "%lld" read the calls: above LLONG_MAX (%llu of a negative sum), LLONG_MAX. */
+		s->l[s->n].calls = l.calls > LLONG_MAX ? LLONG_MAX : (long long)l.calls;
+		memcpy(s->l[s->n].tag, l.tag, l.len - off);
+		s->l[s->n].tag[l.len - off] = '\0';
 		s->n++;
 	}
-	return 0;
+	return ap_lines_end(&w);
 }
 
 static const struct line *find(const struct snap *s, const char *tag)

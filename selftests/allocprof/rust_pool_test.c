@@ -49,30 +49,26 @@ static int read_lines(void)
  */
 static int many_lines(int *wrong)
 {
-	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *l, *save = NULL;
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
 	int n = 0;
 
 	*wrong = 0;
-	if (!buf)
-		return -1;
-	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		long long bytes;
-		unsigned long long calls;
-		char *rs = strstr(l, "/" MANY ".rs:");
+	while (ap_info_next(&w, &l)) {
+		char *rs = strstr(l.text, "/" MANY ".rs:");
 		int line;
 
-		if (!strstr(l, " [" MANY "] "))
+		if (!strstr(l.text, " [" MANY "] "))
 			continue;
 		n++;
-		if (!rs || sscanf(rs, "/" MANY ".rs:%d", &line) != 1 ||
-		    sscanf(l, "%lld %llu", &bytes, &calls) != 2 || line < first || line > last ||
-		    bytes != unit || calls != 1) {
+		if (!rs || sscanf(rs, "/" MANY ".rs:%d", &line) != 1 || !l.figures ||
+		    line < first || line > last || l.bytes != unit || l.calls != 1) {
 			if (++*wrong <= 3)
-				ksft_print_msg("line not one object of %lld bytes: %s\n", unit, l);
+				ksft_print_msg("line not one object of %lld bytes: %s\n", unit,
+					       l.text);
 		}
 	}
-	free(buf);
-	return n;
+	return ap_lines_end(&w) ? -1 : n;
 }
 
 /*

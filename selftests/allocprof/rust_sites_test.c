@@ -145,25 +145,25 @@ static int read_set(struct rust_sites *set, int skip)
  */
 static struct ap_fig rust_line(int line, const char *func)
 {
-	char at[64], tail[128], *buf, *l, *save = NULL;
+	char at[64], tail[128];
 	struct ap_fig fig = { 0, 0, 0, 0 };
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
 
 	snprintf(at, sizeof(at), "/" RUST_MODULE ".rs:%d ", line);
 	snprintf(tail, sizeof(tail), " [" RUST_MODULE "] func:%s ", func);
-	buf = ap_slurp(AP_ALLOCINFO, NULL);
-	if (!buf)
-		return fig;
-	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+	while (ap_info_next(&w, &l)) {
 		size_t n, t = strlen(tail);
 
-		ap_cut_inaccurate(l);
-		n = strlen(l);
-		if (!strstr(l, at) || n < t || strcmp(l + n - t, tail))
+		ap_cut_inaccurate(l.text);
+		n = strlen(l.text);
+		if (!strstr(l.text, at) || n < t || strcmp(l.text + n - t, tail) || !l.figures)
 			continue;
-		if (sscanf(l, "%lld %llu", &fig.bytes, &fig.calls) == 2)
-			fig.found++;
+		fig.bytes = l.bytes;
+		fig.calls = l.calls;
+		fig.found++;
 	}
-	free(buf);
+	ap_lines_end(&w);
 	return fig;
 }
 
@@ -428,28 +428,27 @@ static void t_control_param(int i)
  */
 static int moved_line(int line, struct ap_fig *fig, char *func, size_t size)
 {
-	char at[64], *buf = ap_slurp(AP_ALLOCINFO, NULL), *l, *save = NULL;
+	char at[64];
 	const char *tail = " [" MOVED "] func:";
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
 	int n = 0;
 
 	func[0] = '\0';
-	if (!buf)
-		return -1;
 	snprintf(at, sizeof(at), "/" MOVED ".rs:%d ", line);
-	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char *f = strstr(l, tail);
+	while (ap_info_next(&w, &l)) {
+		char *f = strstr(l.text, tail);
 
-		ap_cut_inaccurate(l);
-		if (!strstr(l, at) || !f)
+		ap_cut_inaccurate(l.text);
+		if (!strstr(l.text, at) || !f)
 			continue;
 		n++;
-		if (sscanf(l, "%lld %llu", &fig->bytes, &fig->calls) != 2)
-			fig->calls = ~0ULL;
+		fig->bytes = l.bytes;
+		fig->calls = l.figures ? l.calls : ~0ULL;
 		snprintf(func, size, "%s", f + strlen(tail));
 		func[strcspn(func, " ")] = '\0';
 	}
-	free(buf);
-	return n;
+	return ap_lines_end(&w) ? -1 : n;
 }
 
 /*
