@@ -144,6 +144,16 @@ long ap_sh_num(const char *fmt, const char *arg);
  * line "[seconds] text\n" without its "<level>"; AP_KLOG_NO_TIME: without
  * the "[seconds] " (ap_klog_untime()).  The caller frees it; NULL if it
  * cannot be read.
+ *
+ * The buffer is dmesg's: SYSLOG_ACTION_SIZE_BUFFER (CONFIG_LOG_BUF_SHIFT=17
+ * in the guest's kernels, 128 KiB), so a log longer than that since it was
+ * emptied gives its newest lines, as dmesg did.  printk() stores a line in
+ * the ring buffer before it returns, so what the kernel printed in a system
+ * call of the program is read as soon as the call has returned, as the
+ * dmesg run after it read it (a line without its newline waits for the
+ * next line, for both); every line a program looks for is printed so, in
+ * a write, a load or an unload it made, or by its child before the
+ * waitpid() that reaped it (oom_test).
  */
 char *ap_klog(int flags);
 
@@ -245,7 +255,11 @@ long long ap_ram_end(void);
 /* Is the module loaded (listed in /proc/modules)? */
 int ap_module_loaded(const char *name);
 
-/* finit_module(2) of ap_module_fd()'s module: no shell, no modprobe; 0 or -errno. */
+/*
+ * finit_module(2) of ap_module_fd()'s module: no shell, no modprobe, so
+ * no dependency loaded first (allocprof_test2 needs allocprof_test, the
+ * only module of this tree that needs another); 0 or -errno.
+ */
 int ap_finit(int fd, const char *params);
 
 /* delete_module(2), as rmmod does it; 0 or -errno. */
@@ -268,7 +282,14 @@ int ap_insmod(const char *name, const char *params);
  * its dependencies in modules.dep, from the last, that are not loaded,
  * then the module, each with the kernel command line's
  * "<module>.param=value" and (the module itself) params after them, as
- * the kernel takes them; EEXIST is success.  0, or -errno, said.
+ * the kernel takes them; EEXIST is success.  0, or -errno, said as a "# "
+ * line on standard output (busybox said it on standard error).  Unlike
+ * busybox's, it reads no /etc/modprobe.conf or /etc/modprobe.d (the
+ * guest has none), and a load that fails is not tried again by
+ * init_module(2), so its messages are in the log once, not twice (no
+ * program expects a load by ap_modprobe() or ap_insmod() to fail; the
+ * bad parameters' loads, whose messages are checked, still run busybox's
+ * insmod: ap_check_bad_param(), debug_test).
  */
 int ap_modprobe(const char *name, const char *params);
 
