@@ -58,37 +58,28 @@ static void suffix(char *dst, const char *src)
 /* The text file's records, in order; -1 if it cannot be read. */
 static int read_text(struct rec *r, int max)
 {
-	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *line, *save = NULL;
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
+	struct ap_info_site site;
 	int n = 0;
 
-	if (!buf)
-		return -1;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char file[512], mod[512] = "", func[512];
-		long long bytes;
-		unsigned long long calls, lineno;
-		int inacc = ap_cut_inaccurate(line);
+	while (ap_info_next(&w, &l)) {
+		int inacc = ap_cut_inaccurate(l.text);
 
-		if (sscanf(line, "%lld %llu %511[^:]:%llu [%511[^]]] func:%511s", &bytes, &calls,
-			   file, &lineno, mod, func) != 6) {
-			mod[0] = '\0';
-			if (sscanf(line, "%lld %llu %511[^:]:%llu func:%511s", &bytes, &calls, file,
-				   &lineno, func) != 5)
-				continue;
-		}
+		if (ap_info_site(&l, &site))
+			continue;
 		if (n < max) {
-			suffix(r[n].module, mod);
-			suffix(r[n].function, func);
-			suffix(r[n].file, file);
-			r[n].line = lineno;
-			r[n].bytes = bytes;
-			r[n].calls = calls;
+			suffix(r[n].module, site.module);
+			suffix(r[n].function, site.func);
+			suffix(r[n].file, site.file);
+			r[n].line = site.line;
+			r[n].bytes = l.bytes;
+			r[n].calls = l.calls;
 			r[n].accurate = !inacc;
 		}
 		n++;
 	}
-	free(buf);
-	return n;
+	return ap_lines_end(&w) ? -1 : n;
 }
 
 static void from_data(struct rec *r, const struct allocinfo_tag_data *d)
@@ -530,9 +521,9 @@ static void t_id_load(int i)
 
 	(void)i;
 	id0 = content_id();
-	ok = ap_sh("modprobe allocprof_test2") == 0;
+	ok = ap_modprobe("allocprof_test2", NULL) == 0;
 	id1 = content_id();
-	ok &= ap_sh("rmmod allocprof_test2") == 0;
+	ok &= ap_rmmod("allocprof_test2") == 0;
 	id2 = content_id();
 	ap_write_file(AP_TESTDIR "/adopted", "free", 4);
 	ksft_test_result(ok && id0 != id1 && id1 != id2 && id0 != id2,
@@ -680,7 +671,7 @@ static void t_past_records(int i)
 	int n = -1, tries, ok, why = 0;
 
 	(void)i;
-	ok = ap_sh("modprobe " RUST_MODULE) == 0 && ap_sh("rmmod " RUST_MODULE) == 0;
+	ok = ap_modprobe(RUST_MODULE, NULL) == 0 && ap_rmmod(RUST_MODULE) == 0;
 	for (tries = 0; ok && tries < 3; tries++) {
 		id = content_id();
 		n = walk(NULL, 0, got, MAX_RECS);
@@ -778,7 +769,7 @@ static void t_unload(int i)
 	(void)i;
 	close(fd);
 	ksft_test_result(ap_test_free("kmalloc_100") == 0 && ap_test_free("alloc_pages_3") == 0 &&
-			 ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
+			 ap_rmmod("allocprof_test") == 0 && ap_rmmod("allocprof") == 0,
 			 "free and unload\n");
 }
 

@@ -42,7 +42,8 @@ static int lines, kernel_sites;
 
 static void t_lines(int j)
 {
-	char *line, *save = NULL;
+	struct ap_lines w;
+	struct ap_info_line l;
 	int bad = 0;
 	regex_t re;
 
@@ -50,24 +51,25 @@ static void t_lines(int j)
 	lines = kernel_sites = 0;
 	regcomp(&re, "^ *-?[0-9]+ +[0-9]+ [^ ]+:[0-9]+( \\[[A-Za-z0-9_]+\\])? func:[^ ]+ $",
 		REG_EXTENDED | REG_NOSUB);
-	if (info) {
-		strtok_r(info, "\n", &save);
-		strtok_r(NULL, "\n", &save);
-	}
-	for (line = info ? strtok_r(NULL, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save)) {
+	ap_lines_of(&w, info, info ? strlen(info) : 0, 0);
+	while (ap_info_next(&w, &l)) {
+		const char *line = l.text;
+
+		if (l.index < 2)
+			continue;
 		lines++;
 		/* %12lli and %8llu: columns end at 12 and 21 unless wider. */
-		if (regexec(&re, line, 0, NULL, 0) || strlen(line) < 23 || line[12] != ' ' ||
+		if (regexec(&re, line, 0, NULL, 0) || l.len < 23 || line[12] != ' ' ||
 		    line[21] != ' ') {
 			if (bad++ < 5)
 				ksft_print_msg("bad line: '%s'\n", line);
 		}
 		if (!strncmp(line + 22, "mm/", 3) || !strncmp(line + 22, "kernel/", 7) ||
 		    !strncmp(line + 22, "fs/", 3))
-			if (atoll(line) > 0)
+			if (l.bytes > 0)
 				kernel_sites++;
 	}
+	ap_lines_end(&w);
 	regfree(&re);
 	free(info);
 	info = NULL;
@@ -152,8 +154,8 @@ static void t_site(int k)
 static void t_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 &&
-			 (ap_builtin_profiler() || ap_sh("rmmod allocprof") == 0), "unload\n");
+	ksft_test_result(ap_rmmod("allocprof_test") == 0 &&
+			 (ap_builtin_profiler() || ap_rmmod("allocprof") == 0), "unload\n");
 }
 
 static const struct ap_step steps[] = {

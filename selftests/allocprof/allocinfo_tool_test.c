@@ -105,7 +105,7 @@ static void t_auto_ioctl(int i)
 static void t_auto_text(int i)
 {
 	(void)i;
-	ap_sh("cat /proc/allocinfo > /tmp/allocinfo.txt");
+	ap_copy_file(AP_ALLOCINFO, "/tmp/allocinfo.txt");
 	ksft_test_result(ap_sh_out(a, sizeof(a), TOOL " top --live --proc /tmp/allocinfo.txt -v "
 				   "--module allocprof_test -n 1 2>&1 >/dev/null") == 0 &&
 			 strstr(a, "as text") != NULL,
@@ -133,13 +133,16 @@ static long long mono_ns(void)
 static long long alloc_start, alloc_end;
 
 /* Per-site control: the allocations at kmalloc_100 get an age. */
+/* What t_watch() writes to the control file (with echo's newline). */
+#define WATCH_CMD "func aptest_helper +s; func aptest_kmalloc_100 +a\n"
+
 static void t_watch(int i)
 {
 	int ok;
 
 	(void)i;
 	ok = ap_test_free("kmalloc_100") == 0 &&
-	     ap_sh("echo 'func aptest_helper +s; func aptest_kmalloc_100 +a' > " AP_CONTROL) == 0;
+	     ap_write_file(AP_CONTROL, WATCH_CMD, strlen(WATCH_CMD)) == 0;
 	alloc_start = mono_ns();
 	ok &= ap_test_alloc("kmalloc_100", 3) == 0;
 	alloc_end = mono_ns();
@@ -227,7 +230,8 @@ static void t_stacks_first(int i)
 	char want[128];
 
 	(void)i;
-	ap_sh("echo 'a 5' > " AP_TESTDIR "/callers; echo 'b 3' > " AP_TESTDIR "/callers");
+	ap_write_file(AP_TESTDIR "/callers", "a 5\n", 4);
+	ap_write_file(AP_TESTDIR "/callers", "b 3\n", 4);
 	if (ap_testsites_of(AP_TESTDIR "/callers", helper, 3) != 3 ||
 	    ap_unit(&helper[0], &hunit, &hcalls))
 		ksft_print_msg("cannot read the test module's callers file\n");
@@ -278,9 +282,9 @@ static void t_unload(int i)
 {
 	(void)i;
 	ksft_test_result(ap_test_free("pages_node") == 0 &&
-			 ap_sh("echo free > " AP_TESTDIR "/callers") == 0 &&
-			 ap_test_free("kmalloc_100") == 0 && ap_sh("rmmod allocprof_test") == 0 &&
-			 ap_sh("rmmod allocprof") == 0, "free and unload\n");
+			 ap_write_file(AP_TESTDIR "/callers", "free\n", 5) == 0 &&
+			 ap_test_free("kmalloc_100") == 0 && ap_rmmod("allocprof_test") == 0 &&
+			 ap_rmmod("allocprof") == 0, "free and unload\n");
 }
 
 static const struct ap_step steps[] = {

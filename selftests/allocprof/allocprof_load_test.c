@@ -11,7 +11,7 @@
 /* The kernel log since the last dmesg -c has exactly one line matching re. */
 static int one_kmsg(const char *re)
 {
-	long n = ap_sh_num("dmesg | grep -c '%s'", re);
+	long n = ap_klog_grep(re, 0, NULL);
 
 	if (n != 1)
 		ksft_print_msg("%ld kernel log line(s) match '%s', expected 1\n", n, re);
@@ -21,8 +21,8 @@ static int one_kmsg(const char *re)
 static void t_modprobe(int i)
 {
 	(void)i;
-	ap_sh("dmesg -c >/dev/null");
-	ksft_test_result(ap_sh("modprobe allocprof") == 0, "modprobe allocprof\n");
+	ap_klog_clear();
+	ksft_test_result(ap_modprobe("allocprof", NULL) == 0, "modprobe allocprof\n");
 }
 
 static void t_listed(int i)
@@ -43,8 +43,9 @@ static void t_live(int i)
 static void t_load_log(int i)
 {
 	/* The kernel's own line about allocprof: the taint of the first load. */
-	long all = ap_sh_num("dmesg | grep 'allocprof: ' | grep -vc '%s'",
-			     "allocprof: loading out-of-tree module taints kernel\\.$");
+	long all = ap_klog_grep2("allocprof: ", 0,
+				 "allocprof: loading out-of-tree module taints kernel\\.$",
+				 AP_GREP_INVERT);
 	int ok = one_kmsg("allocprof: loaded: mem_profiling=1, [0-9]* call sites, ") &&
 		 one_kmsg("allocprof: counting since load: ");
 
@@ -57,8 +58,8 @@ static void t_load_log(int i)
 static void t_rmmod(int i)
 {
 	(void)i;
-	ap_sh("dmesg -c >/dev/null");
-	ksft_test_result(ap_sh("rmmod allocprof") == 0 && !ap_module_loaded("allocprof") &&
+	ap_klog_clear();
+	ksft_test_result(ap_rmmod("allocprof") == 0 && !ap_module_loaded("allocprof") &&
 			 one_kmsg("allocprof: unloaded$"), "rmmod allocprof: 'unloaded' in the log\n");
 }
 

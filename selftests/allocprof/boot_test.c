@@ -65,25 +65,52 @@ static const char *param(const char *name)
 /* The kernel log has a line matching the basic regular expression re. */
 static int kmsg_has(const char *re)
 {
-	return ap_sh("dmesg | grep -q '%s'", re) == 0;
+	return ap_klog_grep(re, 0, NULL) > 0;
+}
+
+/* The last of allocprof's "counting since" lines in the kernel log says "since load". */
+static int last_counts_since_load(void)
+{
+	char line[1024];
+
+	return ap_klog_last("allocprof: counting since", 0, line, sizeof(line)) > 0 &&
+	       ap_grep(line, "since load", 0, NULL) > 0;
+}
+
+/*
+ * Prints what follows the last "allocprof: counting since boot: " of each
+ * kernel log line that has it, after "# " (sed -n 's/.*X/# /p').
+ */
+static void print_counting_since_boot(void)
+{
+	static const char text[] = "allocprof: counting since boot: ";
+	char *lines = NULL, *line, *save = NULL, *at, *p;
+
+	if (ap_klog_grep(text, AP_GREP_FIXED, &lines) > 0) {
+		for (line = strtok_r(lines, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			for (at = p = strstr(line, text); p; p = strstr(p + 1, text))
+				at = p;
+			ksft_print_msg("%s\n", at + strlen(text));
+		}
+	}
+	free(lines);
 }
 
 /* The bytes of /proc/allocinfo over MemTotal - MemFree, in percent. */
 static double coverage(void)
 {
-	long long sum = 0, total = ap_sh_num("sed -n 's/^MemTotal: *\\([0-9]*\\) kB/\\1/p' %s",
-					     "/proc/meminfo"),
-		  free_kb = ap_sh_num("sed -n 's/^MemFree: *\\([0-9]*\\) kB/\\1/p' %s",
-				      "/proc/meminfo");
-	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *line, *save = NULL;
+	long long sum = 0, total = ap_meminfo_kb("MemTotal"), free_kb = ap_meminfo_kb("MemFree");
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
 
-	if (!buf || total <= free_kb)
+	if (total <= free_kb)
 		return -1;
-	strtok_r(buf, "\n", &save);
-	strtok_r(NULL, "\n", &save);
-	for (line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		sum += atoll(line);
-	free(buf);
+	while (ap_info_next(&w, &l))
+		if (l.index >= 2)
+			sum += l.bytes;
+	if (ap_lines_end(&w))
+		return -1;
 	ksft_print_msg("coverage: %lld of %lld bytes in use, %.1f %%\n", sum,
 		       (total - free_kb) * 1024, 100.0 * sum / ((total - free_kb) * 1024));
 	return 100.0 * sum / ((total - free_kb) * 1024);
@@ -95,22 +122,22 @@ static double coverage(void)
  */
 static void vmlinux_lines(int *lines, int *inaccurate)
 {
-	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *line, *save = NULL;
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
 
 	*lines = *inaccurate = 0;
-	if (!buf)
-		return;
-	strtok_r(buf, "\n", &save);
-	strtok_r(NULL, "\n", &save);
-	for (line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		int no = ap_cut_inaccurate(line);
+	while (ap_info_next(&w, &l)) {
+		int no;
 
-		if (strstr(line, "] func:"))
+		if (l.index < 2)
+			continue;
+		no = ap_cut_inaccurate(l.text);
+		if (strstr(l.text, "] func:"))
 			continue;
 		(*lines)++;
 		*inaccurate += no;
 	}
-	free(buf);
+	ap_lines_end(&w);
 }
 
 static int header_is(const char *version)
@@ -162,8 +189,7 @@ static int nsites;
 
 static void counts_since_load(const char *what)
 {
-	ksft_test_result(ap_sh("dmesg | grep 'allocprof: counting since' | tail -n1 | grep -q 'since load'") == 0,
-			 "%s\n", what);
+	ksft_test_result(last_counts_since_load(), "%s\n", what);
 }
 
 /* The kernel records from boot; allocprof_test loads before allocprof. */
@@ -211,12 +237,12 @@ static void r_allocate(int j)
 
 static void r_adopt(int i)
 {
-	int ok = ap_sh("modprobe allocprof allocinfo_format=2.0") == 0;
+	int ok = ap_modprobe("allocprof", "allocinfo_format=2.0") == 0;
 
 	(void)i;
 	ksft_test_result(ok && kmsg_has("allocprof: counting since boot: adopted"),
 			 "allocprof loaded late adopts the kernel's record\n");
-	ap_sh("dmesg | sed -n 's/.*allocprof: counting since boot: /# /p'");
+	print_counting_since_boot();
 }
 
 /*
@@ -291,22 +317,21 @@ static void r_site_freed(int i)
 /* The record is gone with the first load. */
 static void r_second_load(int i)
 {
-	int ok = ap_sh("rmmod allocprof") == 0 &&
-		 ap_sh("modprobe allocprof allocinfo_format=2.0") == 0 &&
+	int ok = ap_rmmod("allocprof") == 0 &&
+		 ap_modprobe("allocprof", "allocinfo_format=2.0") == 0 &&
 		 ap_test_alloc(sites[0].name, N_ALLOC) == 0;
 
 	(void)i;
 	live[0] = ap_testsite_live(sites[0].name);
-	ksft_test_result(ok && ap_sh("dmesg | grep 'allocprof: counting since' | tail -n1 | grep -q 'since load'") == 0 &&
-			 site_is(&sites[0], live[0], 1),
+	ksft_test_result(ok && last_counts_since_load() && site_is(&sites[0], live[0], 1),
 			 "a second load counts since its load, flagging the sites there were\n");
 }
 
 static void r_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_test_free(sites[0].name) == 0 && ap_sh("rmmod allocprof_test") == 0 &&
-			 ap_sh("rmmod allocprof") == 0, "unload\n");
+	ksft_test_result(ap_test_free(sites[0].name) == 0 && ap_rmmod("allocprof_test") == 0 &&
+			 ap_rmmod("allocprof") == 0, "unload\n");
 }
 
 static const struct ap_step recorded_steps[] = {
@@ -326,7 +351,7 @@ static const struct ap_step recorded_steps[] = {
 
 static void recorded(void)
 {
-	if (ap_sh("modprobe allocprof_test"))
+	if (ap_modprobe("allocprof_test", NULL))
 		ksft_exit_fail_msg("cannot load allocprof_test\n");
 	nsites = ap_testsites(sites, MAX_SITES);
 	if (nsites <= 0)
@@ -438,7 +463,8 @@ static void e_later_module(int i)
 	int ok;
 
 	(void)i;
-	ok = ap_sh("modprobe allocprof_test") == 0 && ap_test_alloc("kmalloc_100", N_ALLOC) == 0 &&
+	ok = ap_modprobe("allocprof_test", NULL) == 0 &&
+	     ap_test_alloc("kmalloc_100", N_ALLOC) == 0 &&
 	     find_site("kmalloc_100", &site) == 0 && site_is(&site, N_ALLOC, 0);
 	ksft_test_result(ok, "a module loaded later is counted exactly and accurately\n");
 }
@@ -446,7 +472,7 @@ static void e_later_module(int i)
 static void e_unload_test_module(int i)
 {
 	(void)i;
-	ksft_test_result(ap_test_free("kmalloc_100") == 0 && ap_sh("rmmod allocprof_test") == 0,
+	ksft_test_result(ap_test_free("kmalloc_100") == 0 && ap_rmmod("allocprof_test") == 0,
 			 "free and unload the test module\n");
 }
 
@@ -458,8 +484,8 @@ static void e_unload_test_module(int i)
  */
 static void e_parameters(int j)
 {
-	int i, ok = ap_sh("rmmod allocprof") == 0 &&
-		    ap_sh("insmod /lib/modules/$(uname -r)/extra/allocprof.ko") == 0;
+	int i, ok = ap_rmmod("allocprof") == 0 &&
+		    ap_insmod("allocprof", NULL) == 0;
 	char *p;
 
 	(void)j;
@@ -499,7 +525,7 @@ static void e_parameters(int j)
 			ok = 0;
 		}
 	}
-	ksft_test_result(ok && ap_sh("rmmod allocprof") == 0,
+	ksft_test_result(ok && ap_rmmod("allocprof") == 0,
 			 "each of the %d parameters is the command line's or the default\n", nparams);
 }
 
@@ -516,9 +542,11 @@ static const struct ap_step early_steps[] = {
 /* Init loaded allocprof from the initramfs, with the command line's parameters. */
 static void early(void)
 {
-	char list[512], *name, *save = NULL;
+	char list[512], *names = ap_ls("/sys/module/allocprof/parameters"), *name, *save = NULL;
 
-	if (ap_sh_out(list, sizeof(list), "ls /sys/module/allocprof/parameters") == 0) {
+	if (names) {
+		snprintf(list, sizeof(list), "%s", names);
+		free(names);
 		for (name = strtok_r(list, "\n", &save); name && nparams < MAX_PARAMS;
 		     name = strtok_r(NULL, "\n", &save)) {
 			snprintf(pnames[nparams], sizeof(pnames[0]), "%s", name);
@@ -568,7 +596,7 @@ static void l_unload(int i)
 {
 	(void)i;
 	ksft_test_result(ap_test_free("kmalloc_100") == 0 && site_is(&k100, 0, 1) &&
-			 ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
+			 ap_rmmod("allocprof_test") == 0 && ap_rmmod("allocprof") == 0,
 			 "free and unload\n");
 }
 

@@ -158,7 +158,11 @@ static void t_allocinfo_nobody(int i)
 /* The control file shows exactly the flags fl for the test site; 1 if so. */
 static int site_flags_are(const char *fl)
 {
-	if (!ap_sh("grep -qx '.* \\[allocprof_test\\]%s =%s' %s", SITE_FUNC, fl, CONTROL))
+	char re[128];
+
+	/* grep -qx: the whole line. */
+	snprintf(re, sizeof(re), "^.* \\[allocprof_test\\]%s =%s$", SITE_FUNC, fl);
+	if (ap_grep_file(CONTROL, re, 0, NULL) > 0)
 		return 1;
 	ksft_print_msg("%s: flags are not '%s'\n", SITE_FUNC, fl);
 	return 0;

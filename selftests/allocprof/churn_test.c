@@ -79,9 +79,11 @@ static void reader(int k)
 	static const char header[] = AP_HEADER_V1;
 
 	while (!seen->stop) {
-		size_t len = 0, start;
+		size_t len = 0;
 		int fd = open(AP_ALLOCINFO, O_RDONLY);
 		ssize_t n = 0;
+		struct ap_lines w;
+		struct ap_info_line l;
 
 		if (fd < 0) {
 			seen->bad[k]++;
@@ -98,20 +100,21 @@ static void reader(int k)
 			note_bad(k, n < 0 ? "read" : "header or size", buf, len < 100 ? len : 100);
 			continue;
 		}
-		for (start = sizeof(header) - 1; start < len;) {
-			char *nl = memchr(buf + start, '\n', len - start);
-			size_t l = nl ? (size_t)(nl - (buf + start)) : len - start;
-			const char *problem = nl ? ap_line_problem(buf + start, l) : "unterminated";
+		/* Every line after the header's two; len < BUF_SIZE. */
+		ap_lines_of(&w, buf, len, AP_LINES_EVERY);
+		while (ap_info_next(&w, &l)) {
+			const char *problem;
 
+			if (l.index < 2)
+				continue;
+			problem = l.terminated ? ap_line_problem(&l) : "unterminated";
 			if (problem) {
 				seen->bad[k]++;
-				note_bad(k, problem, buf + start, l);
+				note_bad(k, problem, l.text, l.len);
 			}
 			seen->lines[k]++;
-			if (!nl)
-				break;
-			start = nl + 1 - buf;
 		}
+		ap_lines_end(&w);
 	}
 	_exit(0);
 }
@@ -165,20 +168,21 @@ static void walker(int k)
  */
 static int lines_exact(struct mod *m, int loaded)
 {
-	char tag[64], *line, *save = NULL;
+	char tag[64];
 	unsigned char found[MAX_SITES] = { 0 };
 	int n = 0, ok = 1;
 	ssize_t len = ap_read_file(AP_ALLOCINFO, buf, BUF_SIZE);
+	struct ap_lines w;
+	struct ap_info_line l;
 
 	if (len < 0 || len >= BUF_SIZE - 1) {
 		snprintf(why, sizeof(why), "cannot read " AP_ALLOCINFO);
 		return 0;
 	}
 	snprintf(tag, sizeof(tag), " [%s] func:%s", m->name, m->prefix);
-	for (line = strtok_r(buf, "\n", &save); ok && line; line = strtok_r(NULL, "\n", &save)) {
-		char *t = strstr(line, tag), *name;
-		long long bytes;
-		unsigned long long calls;
+	ap_lines_of(&w, buf, len, 0);
+	while (ok && ap_info_next(&w, &l)) {
+		char *t = strstr(l.text, tag), *name;
 		int s;
 
 		if (!t)
@@ -188,17 +192,17 @@ static int lines_exact(struct mod *m, int loaded)
 		name[strcspn(name, " ")] = '\0';
 		for (s = 0; s < m->nsites && strcmp(m->sites[s].name, name); s++)
 			;
-		if (!loaded || s == m->nsites || found[s] ||
-		    sscanf(line, "%lld %llu", &bytes, &calls) != 2 ||
-		    bytes != (long long)m->sites[s].live * m->unit[s] ||
-		    calls != m->sites[s].live * m->calls[s]) {
+		if (!loaded || s == m->nsites || found[s] || !l.figures ||
+		    l.bytes != (long long)m->sites[s].live * m->unit[s] ||
+		    l.calls != m->sites[s].live * m->calls[s]) {
 			snprintf(why, sizeof(why), "%s %s: %s", m->name,
-				 loaded ? "loaded" : "unloaded", line);
+				 loaded ? "loaded" : "unloaded", l.text);
 			ok = 0;
 		}
 		if (s < m->nsites)
 			found[s] = 1;
 	}
+	ap_lines_end(&w);
 	if (ok && n != (loaded ? m->nsites : 0)) {
 		snprintf(why, sizeof(why), "%s %s: %d lines, expected %d", m->name,
 			 loaded ? "loaded" : "unloaded", n, loaded ? m->nsites : 0);

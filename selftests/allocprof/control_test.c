@@ -171,25 +171,27 @@ static int unchanged(void)
 	return same;
 }
 
-/* Lines of a file that do not start with '#'. */
+/*
+ * Lines of a file (the control file, /proc/allocinfo) that do not start
+ * with '#' or "allocinfo" (the headers), those with `with` if not NULL.
+ */
 static int count_lines(const char *path, const char *with)
 {
-	char *buf = ap_slurp(path, NULL), *line, *save = NULL;
+	struct ap_lines w = AP_LINES(path, 0);
+	struct ap_info_line l;
 	int n = 0;
 
-	if (!buf)
-		return -1;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (line[0] != '#' && strncmp(line, "allocinfo", 9) && (!with || strstr(line, with)))
+	while (ap_lines_next(&w, &l))
+		if (l.text[0] != '#' && strncmp(l.text, "allocinfo", 9) &&
+		    (!with || strstr(l.text, with)))
 			n++;
-	free(buf);
-	return n;
+	return ap_lines_end(&w) ? -1 : n;
 }
 
 /* The kernel log since the last look names text (grep -F); clears it. */
 static int logged(const char *text)
 {
-	return ap_sh("dmesg -c | grep -q -F -e \"%s\"", text) == 0;
+	return ap_klog_grep(text, AP_GREP_FIXED | AP_KLOG_CLEAR, NULL) > 0;
 }
 
 /* The statistics line of the stacks file. */
@@ -284,7 +286,7 @@ static void t_bad(int i)
 	char shown[160];
 	int err, same, named, len = 0;
 
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	err = control(c);
 	same = unchanged();
 	named = logged(bad_commands[i].word);
@@ -360,7 +362,7 @@ static void t_too_many_commands(int i)
 	int err;
 
 	(void)i;
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	err = w ? control(w) : ENOMEM;
 	snprintf(why, sizeof(why), "more than %d commands in one write", MAX_COMMANDS);
 	ksft_test_result(err == EINVAL && unchanged() && logged(why),
@@ -388,7 +390,7 @@ static void t_matches_nothing(int i)
 {
 	(void)i;
 	ksft_test_result(control("module no_such_module +s") == 0 && unchanged() &&
-			 ap_sh("grep -q '^# tracked: .*, 0 bytes;' " STACKS) == 0,
+			 ap_grep_file(STACKS, "^# tracked: .*, 0 bytes;", 0, NULL) > 0,
 			 "a command that matches nothing succeeds, changes nothing, allocates no table\n");
 }
 
@@ -1207,16 +1209,18 @@ static int online_nodes(void)
 static int allocinfo_tail(char *tail, size_t size)
 {
 	const char *name = " [allocprof_test] func:" N_FUNC;
-	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *at, *nl;
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
+	const char *at;
 	int found = 0;
 
-	for (at = buf ? strstr(buf, name) : NULL; at; at = strstr(at + 1, name)) {
-		nl = strchrnul(at, '\n');
-		snprintf(tail, size, "%.*s", (int)(nl - at - strlen(name)), at + strlen(name));
-		found++;
+	while (ap_lines_next(&w, &l)) {
+		for (at = strstr(l.text, name); at; at = strstr(at + 1, name)) {
+			snprintf(tail, size, "%s", at + strlen(name));
+			found++;
+		}
 	}
-	free(buf);
-	return found == 1 ? 0 : -1;
+	return !ap_lines_end(&w) && found == 1 ? 0 : -1;
 }
 
 /*
@@ -1329,7 +1333,7 @@ static void t_never(int i)
 	char *stacks;
 
 	(void)i;
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	err = ap_write_file(AP_SYSCTL, "never", 5) ? EIO : control("func aptest_kmalloc_8 +s");
 	named = logged("control: profiling is off for good (mem_profiling=never)");
 	stacks = ap_slurp(STACKS, NULL);
@@ -1346,7 +1350,7 @@ static void t_reload(int i)
 	ksft_test_result(ap_start("allocinfo_format=2.0") == 0 && unchanged() &&
 			 control("func aptest_kmalloc_8 +s") == 0 &&
 			 ap_flags_are("aptest_kmalloc_8", "ps") &&
-			 ap_sh("rmmod allocprof_test && rmmod allocprof") == 0,
+			 ap_rmmod("allocprof_test") == 0 && ap_rmmod("allocprof") == 0,
 			 "a reload: every flag p again, commands run; unloaded\n");
 }
 

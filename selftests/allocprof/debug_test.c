@@ -70,13 +70,13 @@ static int untagged_allocs(void)
 /* Lines of the kernel log with pattern (grep -c). */
 static long log_count(const char *pattern)
 {
-	return ap_sh_num("dmesg | grep -c -e '%s'", pattern);
+	return ap_klog_grep(pattern, 0, NULL);
 }
 
 /* Lines of the kernel log that contain text (grep -c -F). */
 static long log_count_text(const char *text)
 {
-	return ap_sh_num("dmesg | grep -c -F -e '%s'", text);
+	return ap_klog_grep(text, AP_GREP_FIXED, NULL);
 }
 
 /*
@@ -85,11 +85,29 @@ static long log_count_text(const char *text)
  */
 static long reports_naming(const char *text, const char *function)
 {
-	char cmd[256];
+	char chain[128], *log = ap_klog(0), *line, *next;
+	long n = 0;
+	int after = 0;
 
-	snprintf(cmd, sizeof(cmd), "dmesg | grep -A 16 -F -e '%s' | grep -c -F -e '%s%s+'",
-		 text, CHAIN_LINE, function);
-	return ap_sh_num("%s", cmd);
+	if (!log)
+		return -1;
+	snprintf(chain, sizeof(chain), "%s%s+", CHAIN_LINE, function);
+	/* grep -A 16 -F text: each line with text and the 16 lines after it. */
+	for (line = log; *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = '\0';
+		if (strstr(line, text))
+			after = 16;
+		else if (after > 0)
+			after--;
+		else
+			continue;
+		if (strstr(line, chain))
+			n++;
+	}
+	free(log);
+	return n;
 }
 
 /* Each untagged call site is named by exactly `want` report call chains. */
@@ -152,7 +170,7 @@ static int workload(void)
 
 	for (i = 0; i < n; i++)
 		ok &= ap_test_alloc(sites[i].name, 3) == 0 && ap_test_free(sites[i].name) == 0;
-	ok &= ap_sh("modprobe allocprof_test2 && rmmod allocprof_test2") == 0;
+	ok &= ap_modprobe("allocprof_test2", NULL) == 0 && ap_rmmod("allocprof_test2") == 0;
 	ok &= ap_write_file(AP_TESTDIR "/adopted", "free", 4) == 0;
 	ok &= ap_sh("cp /bin/busybox /tmp/debug_test.bin && cat /tmp/debug_test.bin >/dev/null && "
 		    "rm /tmp/debug_test.bin && ls -lR /proc/self >/dev/null") == 0;
@@ -164,7 +182,8 @@ static void check_bad_param(int i)
 	int rc = ap_sh("insmod /lib/modules/$(uname -r)/extra/allocprof.ko %s 2>/dev/null", bad[i]);
 	int gone = !ap_module_loaded("allocprof") && access(AP_ALLOCINFO, F_OK) &&
 		   access(AP_SYSCTL, F_OK);
-	int logged = ap_sh("dmesg -c | grep -q -e 'debug= must be 0 or 1' -e 'invalid for parameter .debug.'") == 0;
+	int logged = ap_klog_grep("debug= must be 0 or 1\ninvalid for parameter .debug.",
+				  AP_KLOG_CLEAR, NULL) > 0;
 
 	ksft_test_result(rc != 0 && gone && logged,
 			 "insmod allocprof %s fails (%d), nothing left (%d), a message (%d)\n",
@@ -174,7 +193,7 @@ static void check_bad_param(int i)
 static void check_debug_load(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("modprobe allocprof debug=1") == 0 && file_is(PARAM, "1\n"),
+	ksft_test_result(ap_modprobe("allocprof", "debug=1") == 0 && file_is(PARAM, "1\n"),
 			 "debug=1: loads, the parameter reads 1\n");
 }
 
@@ -193,7 +212,7 @@ static void check_untagged(int i)
 	int ok;
 
 	(void)i;
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	ok = untagged_allocs();
 	ksft_test_result(ok && untagged_reported(1) &&
 			 log_count("allocprof: debug: untagged allocation") >= 3,
@@ -217,7 +236,7 @@ static void check_overlive(int i)
 	int ok;
 
 	(void)i;
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	ok = forge_overlive() == 0 && forge_read(&id, &value) && id != 0;
 	snprintf(text, sizeof(text), OVERLIVE "%lu: its free was not seen", id);
 	if (ok) {
@@ -289,7 +308,7 @@ static void check_workload(int i)
 	int ok;
 
 	(void)i;
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	ok = workload();
 	ksft_test_result(ok && log_count("allocprof: debug: .*live reference") == 0 &&
 			 log_count_text(FOREIGN) == 0,
@@ -299,7 +318,8 @@ static void check_workload(int i)
 static void check_default_load(int i)
 {
 	struct stat st;
-	int ok = ap_sh("rmmod allocprof && modprobe allocprof") == 0 && file_is(PARAM, "0\n");
+	int ok = ap_rmmod("allocprof") == 0 && ap_modprobe("allocprof", NULL) == 0 &&
+		 file_is(PARAM, "0\n");
 
 	(void)i;
 	ksft_test_result(ok && stat(AP_SYSCTL, &st) == 0 && (st.st_mode & 0777) == 0644,
@@ -311,7 +331,7 @@ static void check_no_reports(int i)
 	int ok;
 
 	(void)i;
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	ok = untagged_allocs() && untagged_reported(0) && forge_overlive() == 0 &&
 	     ap_write_file(FORGE, "foreign", 7) == 0;
 	ksft_test_result(ok && log_count("allocprof: debug:") == 0,
@@ -321,7 +341,7 @@ static void check_no_reports(int i)
 static void check_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
+	ksft_test_result(ap_rmmod("allocprof_test") == 0 && ap_rmmod("allocprof") == 0,
 			 "unload\n");
 }
 
@@ -347,9 +367,9 @@ int main(void)
 {
 	ksft_print_header();
 	/* The test module from a fresh load, allocprof not loaded. */
-	if (ap_start(NULL) || ap_sh("rmmod allocprof"))
+	if (ap_start(NULL) || ap_rmmod("allocprof"))
 		ksft_exit_fail_msg("cannot start from a fresh allocprof_test alone\n");
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	AP_RUN_STEPS(steps);
 	ksft_finished();
 }

@@ -118,7 +118,7 @@ static int unchanged(void)
 /* The kernel log since the last look names text (grep -F); clears it. */
 static int logged(const char *text)
 {
-	return ap_sh("dmesg -c | grep -q -F -e \"%s\"", text) == 0;
+	return ap_klog_grep(text, AP_GREP_FIXED | AP_KLOG_CLEAR, NULL) > 0;
 }
 
 /* The faults file's figures of the call site whose line holds @at: 0 if it has one. */
@@ -148,7 +148,7 @@ static int faults_of(const char *site, unsigned long long *failed, unsigned long
 /* Lines of the faults file (not the header). */
 static int fault_lines(void)
 {
-	return ap_sh_num("grep -vc '^#' %s", FAULTS);
+	return ap_grep_file(FAULTS, "^#", AP_GREP_INVERT, NULL);
 }
 
 /* n single allocations at site: 's' for a success, 'f' for ENOMEM. */
@@ -269,6 +269,22 @@ static void t_kvrealloc(int i)
  * call site exists once it has allocated; +f times=1 there fails exactly
  * one of three kvgrow writes.
  */
+/*
+ * The number after the last "<module>: kvgrow-site " of the kernel log, or
+ * -1 (dmesg | grep -o '<module>: kvgrow-site [0-9]*' | tail -n 1 | cut -d' ' -f3).
+ */
+static long kvgrow_line(void)
+{
+	static const char text[] = RUST_MODULE ": kvgrow-site ";
+	char last[512], *at = NULL, *p;
+
+	if (ap_klog_last(text, AP_GREP_FIXED, last, sizeof(last)) <= 0)
+		return -1;
+	for (p = strstr(last, text); p; p = strstr(p + 1, text))
+		at = p + strlen(text);
+	return at && *at >= '0' && *at <= '9' ? atol(at) : -1;
+}
+
 static void t_kvvec(int i)
 {
 	unsigned long long failed = 0, asked = 0;
@@ -277,9 +293,8 @@ static void t_kvvec(int i)
 	int ok, k;
 
 	(void)i;
-	ok = !ap_sh("modprobe " RUST_MODULE) && !ap_write_file(RUST_TRIGGER, "kvgrow", 6);
-	line = ap_sh_num("dmesg | grep -o '%s: kvgrow-site [0-9]*' | tail -n 1 | cut -d' ' -f3",
-			 RUST_MODULE);
+	ok = !ap_modprobe(RUST_MODULE, NULL) && !ap_write_file(RUST_TRIGGER, "kvgrow", 6);
+	line = kvgrow_line();
 	snprintf(at, sizeof(at), "/" RUST_MODULE ".rs:%ld ", line);
 	snprintf(num, sizeof(num), "%ld", line);
 	ok = ok && line > 0 &&
@@ -293,7 +308,7 @@ static void t_kvvec(int i)
 	ok = faults_at(at, &failed, &asked) == 0 && ok;
 	ok = ok && !strcmp(got, "fss") && failed == 1;
 	ok = control("module " RUST_MODULE " line %s -f", num) == 0 && ok &&
-	     !ap_sh("rmmod " RUST_MODULE) && fault_lines() == 0;
+	     !ap_rmmod(RUST_MODULE) && fault_lines() == 0;
 	ksft_test_result(ok, "KVVec growth (kvrealloc) at %s line %ld +f times=1: %s (expected fss), failed:%llu asked:%llu\n",
 			 RUST_MODULE ".rs", line, got, failed, asked);
 }
@@ -404,16 +419,19 @@ static void t_verbose(int i)
 	int reported, stack, want_report = i > 0, want_stack = i > 1;
 
 	snprintf(cmd, sizeof(cmd), "%s", knobs[i]);
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	knob_pattern(cmd, 2, got, &(unsigned long long){ 0 }, &(unsigned long long){ 0 });
 	snprintf(report, sizeof(report), "failed a slab allocation of %lld bytes at ",
 		 ap_slab_size(ap_kmalloc_cache(100)));
-	reported = ap_sh("dmesg | grep -q -F 'FAULT_INJECTION: forcing a failure.' && "
-			 "dmesg | grep -q -F 'name allocprof, interval 1, probability 100, space 0, times 1' && "
-			 "dmesg | grep -F '%s' | grep -q 'allocprof_test.c:[0-9]* .allocprof_test. func:aptest_kmalloc_100$'",
-			 report) == 0;
-	stack = ap_sh("dmesg | grep -q 'Call Trace:' && dmesg | grep -q ' aptest_kmalloc_100+'") == 0;
-	ap_sh("dmesg -c >/dev/null");
+	reported = ap_klog_grep("FAULT_INJECTION: forcing a failure.", AP_GREP_FIXED, NULL) > 0 &&
+		   ap_klog_grep("name allocprof, interval 1, probability 100, space 0, times 1",
+				AP_GREP_FIXED, NULL) > 0 &&
+		   ap_klog_grep2(report, AP_GREP_FIXED,
+				 "allocprof_test.c:[0-9]* .allocprof_test. "
+				 "func:aptest_kmalloc_100$", 0) > 0;
+	stack = ap_klog_grep("Call Trace:", 0, NULL) > 0 &&
+		ap_klog_grep(" aptest_kmalloc_100+", 0, NULL) > 0;
+	ap_klog_clear();
 	ksft_test_result(!strcmp(got, "fs") && reported == want_report && stack == want_stack,
 			 "%s: %s, %s report, %s call chain\n", knobs[i], got,
 			 reported ? "a" : "no", stack ? "a" : "no");
@@ -451,14 +469,14 @@ static void t_ratelimit(int i)
 	}
 	/* The window of t_verbose's reports ends. */
 	usleep((ms + 500) * 1000);
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	n = burst + 2;
 	snprintf(knobs, sizeof(knobs), "times=%d verbose=1", n);
 	knob_pattern(knobs, n, got, &failed, &asked);
 	memset(want, 'f', n);
 	want[n] = '\0';
-	reports = ap_sh_num("dmesg | grep -c -F '%s'", "FAULT_INJECTION: forcing a failure.");
-	ap_sh("dmesg -c >/dev/null");
+	reports = ap_klog_grep("FAULT_INJECTION: forcing a failure.", AP_GREP_FIXED, NULL);
+	ap_klog_clear();
 	ksft_test_result(!strcmp(got, want) && failed == (unsigned long long)n &&
 			 reports == burst,
 			 "%s: %d failures in a row, %d reports (the limit: %d in %d ms)\n", knobs,
@@ -469,7 +487,7 @@ static void t_bad(int i)
 {
 	int err;
 
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	err = control("%s", bad_commands[i].command);
 	ksft_test_result(err == EINVAL && unchanged() && logged(bad_commands[i].word),
 			 "'%s': EINVAL (%s), the log names %s, nothing changed\n",
@@ -481,7 +499,7 @@ static void t_enospc(int i)
 	int err;
 
 	(void)i;
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	err = control("module vmlinux +f verbose=%s", "0");
 	ksft_test_result(err == ENOSPC && unchanged() && logged("at most 256 can") &&
 			 fault_lines() == 0,
@@ -513,7 +531,7 @@ static void t_own(int i)
 {
 	int err, ok;
 
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	err = control("%s", own_commands[i]);
 	ok = err == EPERM && unchanged() && logged("allocprof's own call sites") &&
 	     fault_lines() == 0;
@@ -551,8 +569,8 @@ static void t_unload(int i)
 
 	(void)i;
 	ok = control("func aptest_%s +f verbose=0", "kmalloc_100") == 0 && fault_lines() == 1;
-	ok = ok && !ap_sh("rmmod allocprof_test") && fault_lines() == 0 &&
-	     !ap_sh("modprobe allocprof_test") && ap_flags_are("aptest_kmalloc_100", "p") &&
+	ok = ok && !ap_rmmod("allocprof_test") && fault_lines() == 0 &&
+	     !ap_modprobe("allocprof_test", NULL) && ap_flags_are("aptest_kmalloc_100", "p") &&
 	     fault_lines() == 0;
 	ksft_test_result(ok, "a module's unload leaves no fault entry; loaded again, its site is p\n");
 	free(before);
@@ -567,17 +585,16 @@ static void t_load_error_path(int i)
 	int ok, failed_load, reported, err, fd;
 
 	(void)i;
-	ok = !ap_sh("rmmod allocprof") &&
-	     !ap_sh("insmod /lib/modules/$(uname -r)/extra/allocprof.ko 'control=\"%s\"'",
-		    TEST2_CONTROL);
-	ap_sh("dmesg -c >/dev/null");
+	ok = !ap_rmmod("allocprof") &&
+	     !ap_insmod("allocprof", "control=\"" TEST2_CONTROL "\"");
+	ap_klog_clear();
 	/* finit_module(2) once: busybox's insmod tries init_module(2) after a failure. */
 	fd = ap_module_fd("allocprof_test2");
 	err = ap_finit(fd, "nr=3");
 	close(fd);
 	failed_load = err == -ENOMEM && !ap_module_loaded("allocprof_test2");
-	reported = ap_sh("dmesg | grep -F 'failed a page allocation of ' | "
-			 "grep -q 'func:aptest2_alloc_pages_1$'") == 0;
+	reported = ap_klog_grep2("failed a page allocation of ", AP_GREP_FIXED,
+				 "func:aptest2_alloc_pages_1$", 0) > 0;
 	/* Three objects and two pages were handed to allocprof_test. */
 	ok = ok && failed_load && reported &&
 	     ap_expect_in("allocprof_test2", "aptest2_kmalloc_300",
@@ -597,7 +614,7 @@ static void t_load_again(int i)
 	ok = ap_load(NULL) == 0 && ap_finit(fd, "nr=3") == 0 &&
 	     ap_expect_in("allocprof_test2", "aptest2_alloc_pages_1", 3 * 2 * sysconf(_SC_PAGESIZE), 3);
 	close(fd);
-	ap_sh("rmmod allocprof_test2");
+	ap_rmmod("allocprof_test2");
 	ok = ok && !ap_write_file(AP_TESTDIR "/adopted", "free", 4) && fault_lines() == 0;
 	ksft_test_result(ok, "without control=, allocprof_test2 loads and allocates 3 times at each site\n");
 }

@@ -1230,39 +1230,43 @@ static int read_all(const char *path, size_t *len)
 static void check_allocinfo(size_t len)
 {
 	static const char v1[] = AP_HEADER("1.0"), v2[] = AP_HEADER("2.0");
-	char *line = read_buf, *nl;
+	struct ap_lines w;
+	struct ap_info_line l, cut;
 
-	if (len < sizeof(v1) - 1 || (memcmp(line, v1, sizeof(v1) - 1) &&
-				      memcmp(line, v2, sizeof(v2) - 1))) {
-		bad(IF_READ, T_READ, "allocinfo: no header", line, len < 80 ? len : 80);
+	if (len < sizeof(v1) - 1 || (memcmp(read_buf, v1, sizeof(v1) - 1) &&
+				      memcmp(read_buf, v2, sizeof(v2) - 1))) {
+		bad(IF_READ, T_READ, "allocinfo: no header", read_buf, len < 80 ? len : 80);
 		return;
 	}
-	line += sizeof(v1) - 1;
-	while (line < read_buf + len) {
+	/* The lines after the header's two (len < READ_BUF - 1). */
+	ap_lines_of(&w, read_buf, len, AP_LINES_EVERY);
+	while (ap_info_next(&w, &l)) {
 		char copy[512];
 		const char *p;
-		size_t l;
 
-		nl = memchr(line, '\n', read_buf + len - line);
-		if (!nl) {
-			bad(IF_READ, T_READ, "allocinfo: unterminated line", line, 80);
+		if (l.index < 2)
+			continue;
+		if (!l.terminated) {
+			bad(IF_READ, T_READ, "allocinfo: unterminated line", l.text, 80);
 			return;
 		}
-		l = nl - line;
-		if (l >= sizeof(copy)) {
-			bad(IF_READ, T_READ, "allocinfo: line too long", line, 80);
+		if (l.len >= sizeof(copy)) {
+			bad(IF_READ, T_READ, "allocinfo: line too long", l.text, 80);
 			return;
 		}
-		memcpy(copy, line, l);
-		copy[l] = '\0';
+		/* Format 2.0's keys cut, then the line as format 1.0 has it. */
+		memcpy(copy, l.text, l.len + 1);
 		ap_cut_inaccurate(copy);
-		p = ap_line_problem(copy, strlen(copy));
+		cut.text = copy;
+		cut.len = strlen(copy);
+		ap_info_parse(&cut);
+		p = ap_line_problem(&cut);
 		if (p) {
-			bad(IF_READ, T_READ, p, line, l);
+			bad(IF_READ, T_READ, p, l.text, l.len);
 			return;
 		}
-		line = nl + 1;
 	}
+	ap_lines_end(&w);
 }
 
 static void task_read(struct rng *r)
@@ -1396,9 +1400,9 @@ static void t_debug_reports(int i)
 	long untagged, missed, foreign;
 
 	(void)i;
-	untagged = ap_sh_num("dmesg | grep -c 'allocprof: debug: untagged%s'", "");
-	missed = ap_sh_num("dmesg | grep -c 'allocprof: debug: .* over a live reference%s'", "");
-	foreign = ap_sh_num("dmesg | grep -c 'allocprof: debug: object freed with slot%s'", "");
+	untagged = ap_klog_grep("allocprof: debug: untagged", 0, NULL);
+	missed = ap_klog_grep("allocprof: debug: .* over a live reference", 0, NULL);
+	foreign = ap_klog_grep("allocprof: debug: object freed with slot", 0, NULL);
 	ksft_print_msg("debug mode's reports in the kernel log: %ld untagged, %ld over a live reference, %ld foreign slots\n",
 		       untagged, missed, foreign);
 	ksft_test_result(fuzzed && missed == 0 && foreign == 0,

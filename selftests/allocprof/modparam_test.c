@@ -52,13 +52,13 @@ static void t_control(int i)
 	int ok;
 
 	(void)i;
-	ok = ap_sh("modprobe allocprof_test") == 0 &&
-	     ap_sh("insmod /lib/modules/$(uname -r)/extra/allocprof.ko 'control=\"" CONTROL_CMDS
-		   "\"'") == 0;
+	ok = ap_modprobe("allocprof_test", NULL) == 0 &&
+	     ap_insmod("allocprof", "control=\"" CONTROL_CMDS "\"") == 0;
 	ksft_test_result(ok && ap_flags_are("aptest_kmalloc_8", "ps") &&
 			 ap_flags_are("aptest_kmalloc_100", "pa") &&
 			 ap_flags_are("aptest_cache_alloc", "p") &&
-			 ap_sh("dmesg -c | grep -q -F 'control= applied: " CONTROL_CMDS "'") == 0,
+			 ap_klog_grep("control= applied: " CONTROL_CMDS,
+				      AP_GREP_FIXED | AP_KLOG_CLEAR, NULL) > 0,
 			 "control=\"%s\": the flags at load, and a message\n", CONTROL_CMDS);
 }
 
@@ -81,7 +81,8 @@ static void t_control_later(int i)
 {
 	(void)i;
 	ksft_test_result(ap_test_free("kmalloc_8") == 0 &&
-			 ap_sh("rmmod allocprof_test && modprobe allocprof_test") == 0 &&
+			 ap_rmmod("allocprof_test") == 0 &&
+			 ap_modprobe("allocprof_test", NULL) == 0 &&
 			 ap_flags_are("aptest_kmalloc_8", "ps") &&
 			 ap_flags_are("aptest_kmalloc_100", "pa") &&
 			 ap_flags_are("aptest_cache_alloc", "p"),
@@ -93,41 +94,45 @@ static void t_control_unload(int i)
 {
 	(void)i;
 	ksft_test_result(ap_test_free("kmalloc_8") == 0 &&
-			 ap_sh("rmmod allocprof_test && rmmod allocprof") == 0, "free, unload\n");
+			 ap_rmmod("allocprof_test") == 0 && ap_rmmod("allocprof") == 0,
+			 "free, unload\n");
 }
 
 static void t_zero(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("modprobe allocprof mem_profiling=0") == 0 && ap_sysctl_is("0\n"),
+	ksft_test_result(ap_modprobe("allocprof", "mem_profiling=0") == 0 && ap_sysctl_is("0\n"),
 			 "mem_profiling=0: loads, sysctl reads 0\n");
 }
 
 static void t_never(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof && modprobe allocprof mem_profiling=never") == 0 &&
+	ksft_test_result(ap_rmmod("allocprof") == 0 &&
+			 ap_modprobe("allocprof", "mem_profiling=never") == 0 &&
 			 ap_sysctl_is("never\n"), "mem_profiling=never: loads, sysctl reads never\n");
 }
 
 static void t_one(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof && modprobe allocprof mem_profiling=1") == 0 &&
+	ksft_test_result(ap_rmmod("allocprof") == 0 &&
+			 ap_modprobe("allocprof", "mem_profiling=1") == 0 &&
 			 ap_sysctl_is("1\n"), "mem_profiling=1: loads, sysctl reads 1\n");
 }
 
 static void t_default(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof && modprobe allocprof") == 0 && ap_sysctl_is("1\n"),
+	ksft_test_result(ap_rmmod("allocprof") == 0 && ap_modprobe("allocprof", NULL) == 0 &&
+			 ap_sysctl_is("1\n"),
 			 "default: sysctl reads 1\n");
 }
 
 static void t_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof") == 0, "unload\n");
+	ksft_test_result(ap_rmmod("allocprof") == 0, "unload\n");
 }
 
 static const struct ap_step steps[] = {
@@ -149,7 +154,7 @@ int main(void)
 	ksft_print_header();
 	if (ap_unload_all())
 		ksft_exit_fail_msg("cannot unload what an earlier test left\n");
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	AP_RUN_STEPS(steps);
 	ksft_finished();
 }

@@ -65,25 +65,21 @@ static int t2_lines(int lines, unsigned long n)
 /* No line of module has negative figures (calls print as %llu). */
 static int none_negative(const char *module)
 {
-	char tag[48], *buf = ap_slurp(AP_ALLOCINFO, NULL), *line, *save = NULL;
+	char tag[48];
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
 	int ok = 1;
 
-	if (!buf)
-		return 0;
 	snprintf(tag, sizeof(tag), " [%s] ", module);
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		long long bytes;
-		unsigned long long calls;
-
-		if (!strstr(line, tag) || sscanf(line, "%lld %llu", &bytes, &calls) != 2)
+	while (ap_info_next(&w, &l)) {
+		if (!strstr(l.text, tag) || !l.figures)
 			continue;
-		if (bytes < 0 || calls > (1ULL << 62)) {
-			ksft_print_msg("negative: %s\n", line);
+		if (l.bytes < 0 || l.calls > (1ULL << 62)) {
+			ksft_print_msg("negative: %s\n", l.text);
 			ok = 0;
 		}
 	}
-	free(buf);
-	return ok;
+	return ap_lines_end(&w) ? 0 : ok;
 }
 
 static int free_adopted(void)
@@ -95,7 +91,7 @@ static int free_adopted(void)
 static int unload_messages(unsigned long n)
 {
 	int i, ok = 1;
-	long total = ap_sh_num("dmesg | grep -c '%s'", UNLOAD_MSG);
+	long total = ap_klog_grep(UNLOAD_MSG, 0, NULL);
 
 	for (i = 0; i < nsites; i++) {
 		char func[48], pat[160];
@@ -104,7 +100,7 @@ static int unload_messages(unsigned long n)
 		func_of(func, sizeof(func), i);
 		snprintf(pat, sizeof(pat), "module " T2 " func:%s has %lld " UNLOAD_MSG, func,
 			 (long long)n * unit[i]);
-		c = ap_sh_num("dmesg | grep -c '%s'", pat);
+		c = ap_klog_grep(pat, 0, NULL);
 		if (c != 1) {
 			ksft_print_msg("%ld kernel log line(s) '%s'\n", c, pat);
 			ok = 0;
@@ -125,7 +121,7 @@ static void t_modprobe(int i)
 	int s;
 
 	(void)i;
-	ksft_test_result(ap_sh("modprobe " T2) == 0, "modprobe " T2 "\n");
+	ksft_test_result(ap_modprobe(T2, NULL) == 0, "modprobe " T2 "\n");
 	nsites = ap_testsites_of(T2_SITES, sites, MAX_SITES);
 	if (nsites <= 0)
 		ksft_exit_fail_msg("cannot read " T2_SITES "\n");
@@ -145,7 +141,7 @@ static void t_lines(int i)
 static void t_rmmod_live(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod " T2) == 0 && t2_lines(1, nr),
+	ksft_test_result(ap_rmmod(T2) == 0 && t2_lines(1, nr),
 			 "rmmod with the memory live: the call sites stay, same figures\n");
 }
 
@@ -166,9 +162,9 @@ static void t_same_lines(int i)
 	int ok;
 
 	(void)i;
-	ok = ap_sh("modprobe " T2) == 0 && t2_lines(1, 2 * nr);
+	ok = ap_modprobe(T2, NULL) == 0 && t2_lines(1, 2 * nr);
 	snprintf(pat, sizeof(pat), AGAIN_MSG, nsites, nsites);
-	ok &= ap_sh_num("dmesg | grep -c '%s'", pat) == 1;
+	ok &= ap_klog_grep(pat, 0, NULL) == 1;
 	ksft_test_result(ok, "modprobe again with the memory live: each call site keeps its line, %lu allocations\n",
 			 2 * nr);
 }
@@ -192,23 +188,23 @@ static void t_rmmod_empty(int i)
 	int ok;
 
 	(void)i;
-	ap_sh("dmesg -c >/dev/null");
-	ok = ap_sh("rmmod " T2) == 0 && t2_lines(0, 0);
-	ksft_test_result(ok && ap_sh_num("dmesg | grep -c '%s'", UNLOAD_MSG) == 0,
+	ap_klog_clear();
+	ok = ap_rmmod(T2) == 0 && t2_lines(0, 0);
+	ksft_test_result(ok && ap_klog_grep(UNLOAD_MSG, 0, NULL) == 0,
 			 "rmmod with nothing live: the lines go, no message\n");
 }
 
 static void t_fresh(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("modprobe " T2) == 0 && t2_lines(1, nr),
+	ksft_test_result(ap_modprobe(T2, NULL) == 0 && t2_lines(1, nr),
 			 "modprobe again: fresh lines from zero\n");
 }
 
 /* allocprof goes and comes back while allocprof_test2's memory is live. */
 static void t_reload(int i)
 {
-	int ok = ap_sh("rmmod allocprof") == 0 && ap_load(NULL) == 0;
+	int ok = ap_rmmod("allocprof") == 0 && ap_load(NULL) == 0;
 
 	(void)i;
 	ksft_test_result(ok && t2_lines(1, 0),
@@ -225,11 +221,11 @@ static void t_reload_free(int i)
 /* ... and while an unloaded module's call sites are still shown. */
 static void t_reload_unloaded(int i)
 {
-	int ok = ap_sh("rmmod " T2) == 0 && ap_sh("modprobe " T2) == 0 && ap_sh("rmmod " T2) == 0 &&
+	int ok = ap_rmmod(T2) == 0 && ap_modprobe(T2, NULL) == 0 && ap_rmmod(T2) == 0 &&
 		 t2_lines(1, nr);
 
 	(void)i;
-	ok &= ap_sh("rmmod allocprof") == 0 && ap_load(NULL) == 0 && t2_lines(0, 0);
+	ok &= ap_rmmod("allocprof") == 0 && ap_load(NULL) == 0 && t2_lines(0, 0);
 	ksft_test_result(ok && free_adopted() && t2_lines(0, 0) && none_negative("allocprof_test"),
 			 "allocprof reloaded after an unload with memory live: nothing shown, freeing is harmless\n");
 }
@@ -237,7 +233,7 @@ static void t_reload_unloaded(int i)
 static void t_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
+	ksft_test_result(ap_rmmod("allocprof_test") == 0 && ap_rmmod("allocprof") == 0,
 			 "unload\n");
 }
 
@@ -262,7 +258,7 @@ int main(void)
 	ksft_print_header();
 	if (ap_start(NULL))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	AP_RUN_STEPS(steps);
 	ksft_finished();
 }

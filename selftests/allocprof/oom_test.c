@@ -120,10 +120,12 @@ static void child_run(void)
  */
 static int read_klog(void)
 {
-	char *save = NULL, *line;
+	char *save = NULL, *line, *log;
 	int i, reports = 0;
 
-	ap_sh_out(klog, sizeof(klog), "dmesg | sed 's/^\\[[^]]*\\] //'");
+	log = ap_klog(AP_KLOG_NO_TIME);
+	snprintf(klog, sizeof(klog), "%s", log ? log : "");
+	free(log);
 	nlines = 0;
 	for (line = strtok_r(klog, "\n", &save); line && nlines < (int)ARRAY_SIZE(lines);
 	     line = strtok_r(NULL, "\n", &save))
@@ -156,7 +158,7 @@ static void t_hold(int i)
 	mem_total = mem_field("MemTotal");
 	snprintf(n, sizeof(n), "%ld", want);
 	ok = mem_total > 0 && avail > 0 && want > 0 && ap_expect(FUNC, 0, 0) &&
-	     ap_sh("dmesg -c >/dev/null") == 0;
+	     ap_klog_clear() == 0;
 	if (ok)
 		rc = ap_write_file(HOLD, n, strlen(n));
 	/*

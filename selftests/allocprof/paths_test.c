@@ -34,6 +34,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -96,33 +97,35 @@ static int read_info(void)
 /* The lines of the built-in function func; -1 if unreadable. */
 static int take(const char *func, struct snap *s)
 {
-	char tail[96], *p, *end;
+	char tail[96];
+	struct ap_lines w;
+	struct ap_info_line l;
 	size_t t;
-	int off;
 
 	snprintf(tail, sizeof(tail), " func:%s ", func);
 	t = strlen(tail);
 	s->n = 0;
 	if (read_info())
 		return -1;
-	for (p = info; *p; p = end + (*end == '\n')) {
-		size_t l;
+	/* The prefaulted buffer walked in place: nothing is allocated. */
+	ap_lines_of(&w, info, strlen(info), 0);
+	while (ap_info_next(&w, &l)) {
+		size_t off;
 
-		end = strchr(p, '\n');
-		if (!end)
-			end = p + strlen(p);
-		l = end - p;
-		if (l < t || l >= sizeof(s->l[0].tag) || memcmp(end - t, tail, t) ||
-		    memchr(p, '[', l) || s->n == MAX_LINES)
+		if (l.len < t || l.len >= sizeof(s->l[0].tag) ||
+		    memcmp(l.text + l.len - t, tail, t) || memchr(l.text, '[', l.len) ||
+		    s->n == MAX_LINES || !l.figures)
 			continue;
 		/* The figures, then the tag: the rest of the line. */
-		if (sscanf(p, "%lld %lld %n", &s->l[s->n].bytes, &s->l[s->n].calls, &off) != 2)
-			continue;
-		memcpy(s->l[s->n].tag, p + off, l - off);
-		s->l[s->n].tag[l - off] = '\0';
+		off = l.tag - l.text;
+		s->l[s->n].bytes = l.bytes;
+		/* As "%lld" read the calls: above LLONG_MAX (%llu of a negative sum), LLONG_MAX. */
+		s->l[s->n].calls = l.calls > LLONG_MAX ? LLONG_MAX : (long long)l.calls;
+		memcpy(s->l[s->n].tag, l.tag, l.len - off);
+		s->l[s->n].tag[l.len - off] = '\0';
 		s->n++;
 	}
-	return 0;
+	return ap_lines_end(&w);
 }
 
 static const struct line *find(const struct snap *s, const char *tag)
@@ -287,8 +290,8 @@ static void t_cgroup(int i)
 {
 	(void)i;
 	in_cg = (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0 ||
-		 ap_sh("mount -t cgroup2 none /sys/fs/cgroup") == 0) &&
-		ap_sh("echo +memory > /sys/fs/cgroup/cgroup.subtree_control") == 0 &&
+		 mount("none", "/sys/fs/cgroup", "cgroup2", MS_SILENT, NULL) == 0) &&
+		ap_write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory\n", 8) == 0 &&
 		(mkdir(CGROUP, 0755) == 0 || errno == EEXIST);
 	snprintf(pid_text, sizeof(pid_text), "%d", getpid());
 	in_cg = in_cg && ap_write_file(CGROUP "/cgroup.procs", pid_text, strlen(pid_text)) == 0;
@@ -958,8 +961,8 @@ static void t_loaded(int i)
 static void t_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 &&
-			 (builtin || ap_sh("rmmod allocprof") == 0), "unload\n");
+	ksft_test_result(ap_rmmod("allocprof_test") == 0 &&
+			 (builtin || ap_rmmod("allocprof") == 0), "unload\n");
 }
 
 static const struct ap_step steps[] = {
@@ -994,8 +997,7 @@ int main(void)
 	if (page_size != COMPACT_MAX_BYTES / COMPACT_MAX_PAGES)
 		ksft_exit_fail_msg("page size %ld: COMPACT_MAX_PAGES wants 4096\n", page_size);
 	{
-		long long free_kb = ap_sh_num("sed -n 's/^MemFree: *\\([0-9]*\\) kB/\\1/p' %s",
-					      "/proc/meminfo");
+		long long free_kb = ap_meminfo_kb("MemFree");
 		size_t unit = 2 * COMPACT_HOLE * page_size;
 
 		compact_bytes = free_kb > 0 ? free_kb * 1024 / 2 / unit * unit : 0;

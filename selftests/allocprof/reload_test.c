@@ -39,7 +39,7 @@ static void t_cycle(int k)
 		/* Allocate while loaded, then reload with the memory live. */
 		for (s = 0; s < NSITES; s++)
 			ok &= ap_test_alloc(sites[s], 2 + c) == 0;
-		ok &= ap_sh("rmmod allocprof") == 0 && ap_load(NULL) == 0;
+		ok &= ap_rmmod("allocprof") == 0 && ap_load(NULL) == 0;
 		for (s = 0; s < NSITES; s++)
 			ok &= site_is(s, 0, 0);
 		ksft_test_result(ok, "cycle %d: after reload, memory from before is not counted\n", c);
@@ -65,7 +65,7 @@ static void t_cycle(int k)
 static void t_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
+	ksft_test_result(ap_rmmod("allocprof_test") == 0 && ap_rmmod("allocprof") == 0,
 			 "unload\n");
 }
 

@@ -34,7 +34,7 @@ static int read_lines(void)
 {
 	char buf[256], *at;
 
-	if (ap_sh_out(buf, sizeof(buf), "dmesg | grep '" MANY ": lines ' | tail -n 1") < 0)
+	if (ap_klog_last(MANY ": lines ", 0, buf, sizeof(buf)) < 0)
 		return -1;
 	at = strstr(buf, ": lines ");
 	if (!at || sscanf(at, ": lines %d to %d", &first, &last) != 2)
@@ -49,30 +49,26 @@ static int read_lines(void)
  */
 static int many_lines(int *wrong)
 {
-	char *buf = ap_slurp(AP_ALLOCINFO, NULL), *l, *save = NULL;
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
 	int n = 0;
 
 	*wrong = 0;
-	if (!buf)
-		return -1;
-	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		long long bytes;
-		unsigned long long calls;
-		char *rs = strstr(l, "/" MANY ".rs:");
+	while (ap_info_next(&w, &l)) {
+		char *rs = strstr(l.text, "/" MANY ".rs:");
 		int line;
 
-		if (!strstr(l, " [" MANY "] "))
+		if (!strstr(l.text, " [" MANY "] "))
 			continue;
 		n++;
-		if (!rs || sscanf(rs, "/" MANY ".rs:%d", &line) != 1 ||
-		    sscanf(l, "%lld %llu", &bytes, &calls) != 2 || line < first || line > last ||
-		    bytes != unit || calls != 1) {
+		if (!rs || sscanf(rs, "/" MANY ".rs:%d", &line) != 1 || !l.figures ||
+		    line < first || line > last || l.bytes != unit || l.calls != 1) {
 			if (++*wrong <= 3)
-				ksft_print_msg("line not one object of %lld bytes: %s\n", unit, l);
+				ksft_print_msg("line not one object of %lld bytes: %s\n", unit,
+					       l.text);
 		}
 	}
-	free(buf);
-	return n;
+	return ap_lines_end(&w) ? -1 : n;
 }
 
 /*
@@ -89,7 +85,7 @@ static int load(int i)
 		ksft_print_msg("%d lines of %s in /proc/allocinfo\n", before.found, FALLBACK);
 		return 0;
 	}
-	if (ap_sh("modprobe " MANY) || read_lines()) {
+	if (ap_modprobe(MANY, NULL) || read_lines()) {
 		ksft_print_msg("modprobe %s failed, or it logged no lines\n", MANY);
 		return 0;
 	}
@@ -127,8 +123,8 @@ static void t_inaccurate(int i)
 
 static void t_said(int i)
 {
-	int said = ap_sh("dmesg | grep 'alloc_tag: no tag for the Rust line ' | "
-			 "grep -q ' of " MANY ": the pool of Rust lines is out of '") == 0;
+	int said = ap_klog_grep2("alloc_tag: no tag for the Rust line ", 0,
+				 " of " MANY ": the pool of Rust lines is out of ", 0) > 0;
 
 	(void)i;
 	ksft_test_result(said, "the kernel log names %s as out of tags\n", MANY);
@@ -140,7 +136,7 @@ static void t_unload(int i)
 	int wrong, n, ok;
 
 	(void)i;
-	ok = ap_sh("rmmod " MANY) == 0;
+	ok = ap_rmmod(MANY) == 0;
 	n = many_lines(&wrong);
 	f = ap_site(NULL, FALLBACK);
 	ok = ok && n == 0 && f.bytes == before.bytes && f.calls == before.calls;
@@ -152,7 +148,7 @@ static void t_reload(int i)
 {
 	int ok = load(i + 1) && tagged[i + 1] == tagged[0];
 
-	ok &= ap_sh("rmmod " MANY) == 0;
+	ok &= ap_rmmod(MANY) == 0;
 	ksft_test_result(ok, "load %d: the same %d lines with a tag, the rest on %s; rmmod\n",
 			 i + 2, tagged[0], FALLBACK);
 }
@@ -172,7 +168,7 @@ int main(void)
 	ksft_print_header();
 	if (ap_start("allocinfo_format=2.0"))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
-	if (ap_module_loaded(MANY) && ap_sh("rmmod " MANY))
+	if (ap_module_loaded(MANY) && ap_rmmod(MANY))
 		ksft_exit_fail_msg("cannot unload %s\n", MANY);
 	unit = ap_slab_size(ap_kmalloc_cache(64));
 	if (unit <= 0)

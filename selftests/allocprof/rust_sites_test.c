@@ -80,10 +80,10 @@ static struct rust_sites trigger_sites = { .tag = "trigger-site", .func = "Extra
 /* The number of @tag lines the module has logged so far. */
 static int logged(const struct rust_sites *set)
 {
-	char cmd[128];
+	char word[48];
 
-	snprintf(cmd, sizeof(cmd), "dmesg | grep -c '%s: %s '", RUST_MODULE, set->tag);
-	return (int)ap_sh_num(cmd, NULL);
+	snprintf(word, sizeof(word), "%s: %s ", RUST_MODULE, set->tag);
+	return (int)ap_klog_grep(word, 0, NULL);
 }
 
 static int logged_sites(void)
@@ -97,12 +97,14 @@ static int logged_sites(void)
  */
 static int read_set(struct rust_sites *set, int skip)
 {
-	char buf[8192], word[48], *line, *save = NULL;
+	char buf[8192], word[48], *lines, *line, *save = NULL;
 	int seen = 0;
 
 	snprintf(word, sizeof(word), "%s: %s ", RUST_MODULE, set->tag);
-	if (ap_sh_out(buf, sizeof(buf), "dmesg | grep '%s'", word) < 0)
+	if (ap_klog_grep(word, 0, &lines) < 0)
 		return -1;
+	snprintf(buf, sizeof(buf), "%s", lines);
+	free(lines);
 	set->n = 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct rust_site *s = &set->s[set->n];
@@ -143,25 +145,25 @@ static int read_set(struct rust_sites *set, int skip)
  */
 static struct ap_fig rust_line(int line, const char *func)
 {
-	char at[64], tail[128], *buf, *l, *save = NULL;
+	char at[64], tail[128];
 	struct ap_fig fig = { 0, 0, 0, 0 };
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
 
 	snprintf(at, sizeof(at), "/" RUST_MODULE ".rs:%d ", line);
 	snprintf(tail, sizeof(tail), " [" RUST_MODULE "] func:%s ", func);
-	buf = ap_slurp(AP_ALLOCINFO, NULL);
-	if (!buf)
-		return fig;
-	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+	while (ap_info_next(&w, &l)) {
 		size_t n, t = strlen(tail);
 
-		ap_cut_inaccurate(l);
-		n = strlen(l);
-		if (!strstr(l, at) || n < t || strcmp(l + n - t, tail))
+		ap_cut_inaccurate(l.text);
+		n = strlen(l.text);
+		if (!strstr(l.text, at) || n < t || strcmp(l.text + n - t, tail) || !l.figures)
 			continue;
-		if (sscanf(l, "%lld %llu", &fig.bytes, &fig.calls) == 2)
-			fig.found++;
+		fig.bytes = l.bytes;
+		fig.calls = l.calls;
+		fig.found++;
 	}
-	free(buf);
+	ap_lines_end(&w);
 	return fig;
 }
 
@@ -202,14 +204,14 @@ static void t_site(int i)
 static void t_no_helper(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("grep -q 'rust/helpers/slab.c\\|rust/helpers/vmalloc.c' %s",
-			       AP_ALLOCINFO) != 0,
+	ksft_test_result(ap_grep_file(AP_ALLOCINFO, "rust/helpers/slab.c\\|rust/helpers/vmalloc.c",
+				      0, NULL) <= 0,
 			 "no line of the allocation helpers (rust/helpers/slab.c, vmalloc.c)\n");
 }
 
 static void t_unloaded(int i)
 {
-	int ok = ap_sh("rmmod " RUST_MODULE) == 0, s;
+	int ok = ap_rmmod(RUST_MODULE) == 0, s;
 
 	(void)i;
 	for (s = 0; s < init_sites.n; s++)
@@ -224,11 +226,11 @@ static void t_reloaded(int i)
 	int before = logged_sites(), ok, s;
 
 	(void)i;
-	ok = ap_sh("modprobe " RUST_MODULE) == 0 && logged_sites() == before + init_sites.n;
+	ok = ap_modprobe(RUST_MODULE, NULL) == 0 && logged_sites() == before + init_sites.n;
 	for (s = 0; s < init_sites.n; s++)
 		ok &= line_is(&init_sites, &init_sites.s[s], init_sites.s[s].bytes,
 			      init_sites.s[s].calls);
-	ok &= ap_sh("rmmod " RUST_MODULE) == 0;
+	ok &= ap_rmmod(RUST_MODULE) == 0;
 	for (s = 0; s < init_sites.n; s++)
 		ok &= line_gone(&init_sites, &init_sites.s[s]);
 	ksft_test_result(ok, "loaded again: the same lines count it, and show no more after rmmod\n");
@@ -240,10 +242,36 @@ static void t_own_pages(int i)
 	ap_own_pages_result();
 }
 
+/*
+ * The KiB of counter addresses allocprof's last load message gives, as
+ * sed -n 's/.*allocprof: loaded: .* \([0-9]*\) KiB of counter addresses.*'
+ * '/\1/p' | tail -n 1 found them: of the last line that has such a
+ * message, the digits between a space and the last " KiB of counter
+ * addresses" that follows a space and digits; -1 if none.
+ */
+static long long counter_kib(void)
+{
+	static const char text[] = " KiB of counter addresses";
+	char line[1024], *p;
+	long long kib = -1;
+
+	if (ap_klog_last("allocprof: loaded: .* [0-9]* KiB of counter addresses", 0, line,
+			 sizeof(line)) <= 0)
+		return -1;
+	for (p = strstr(line, text); p; p = strstr(p + 1, text)) {
+		char *d = p;
+
+		while (d > line && d[-1] >= '0' && d[-1] <= '9')
+			d--;
+		if (d > line && d[-1] == ' ')
+			kib = d < p ? atoll(d) : -1;
+	}
+	return kib;
+}
+
 static void t_own_counters(int i)
 {
-	long long kib = ap_sh_num("dmesg | sed -n 's/.*allocprof: loaded: .* \\([0-9]*\\) KiB of counter addresses.*/\\1/p' | tail -n 1",
-				  NULL);
+	long long kib = counter_kib();
 	long long bytes = 0;
 	unsigned long long calls = 0;
 	int known = kib > 0 && !ap_vmalloc_unit(kib * 1024, &bytes, &calls);
@@ -254,18 +282,24 @@ static void t_own_counters(int i)
 	ap_own_table_result(known, bytes, calls, what);
 }
 
+/* The start of a line of /proc/allocinfo at a src/FILE.rs:LINE (a basic regex). */
+#define OWN_SRC_LINE "^ *[0-9]* *[0-9]* src/[a-z_/]*\\.rs:[0-9]*"
+
 static void t_own_names(int i)
 {
-	long all = ap_sh_num("grep -c ' \\[allocprof\\] func:' %s", AP_ALLOCINFO);
-	long src = ap_sh_num("grep -c '^ *[0-9]* *[0-9]* src/[a-z_/]*\\.rs:[0-9]* \\[allocprof\\] func:' %s",
-			     AP_ALLOCINFO);
+	long all = ap_grep_file(AP_ALLOCINFO, " \\[allocprof\\] func:", 0, NULL);
+	long src = ap_grep_file(AP_ALLOCINFO, OWN_SRC_LINE " \\[allocprof\\] func:", 0, NULL);
+	char *lines = NULL, *others = NULL;
 
 	(void)i;
 	if (all != src) {
 		ksft_print_msg("%ld lines of allocprof's, %ld of them src/FILE.rs:LINE; the others:\n",
 			       all, src);
-		ap_sh("grep ' \\[allocprof\\] func:' %s | grep -v '^ *[0-9]* *[0-9]* src/[a-z_/]*\\.rs:[0-9]* ' | sed 's/^/# /'",
-		      AP_ALLOCINFO);
+		if (ap_grep_file(AP_ALLOCINFO, " \\[allocprof\\] func:", 0, &lines) > 0 &&
+		    ap_grep(lines, OWN_SRC_LINE " ", AP_GREP_INVERT, &others) > 0)
+			ap_print_lines(others);
+		free(lines);
+		free(others);
 	}
 	ksft_test_result(all > 0 && all == src, "allocprof's %ld lines are all src/FILE.rs:LINE\n",
 			 all);
@@ -283,7 +317,7 @@ static void t_trigger_site(int i)
 
 static void t_trigger_free(int i)
 {
-	int ok = ap_sh("echo free > " TRIGGER) == 0, s;
+	int ok = ap_write_file(TRIGGER, "free\n", 5) == 0, s;
 
 	(void)i;
 	for (s = 0; s < trigger_sites.n; s++)
@@ -321,12 +355,15 @@ static int control_lines(const char *flags, int *with)
 static int all_lines_are(const char *flags)
 {
 	int with, all = control_lines(flags, &with);
+	char *lines = NULL;
 
 	if (all > 0 && with == all)
 		return 1;
 	ksft_print_msg("%d lines of %s in the control file, %d of them %s\n", all, RUST_MODULE,
 		       with, flags);
-	ap_sh("grep -F ' [" RUST_MODULE "]' " AP_CONTROL " | sed 's/^/# /'");
+	if (ap_grep_file(AP_CONTROL, " [" RUST_MODULE "]", AP_GREP_FIXED, &lines) > 0)
+		ap_print_lines(lines);
+	free(lines);
 	return 0;
 }
 
@@ -349,17 +386,17 @@ static void t_fail_reload(int i)
 	int ok, loaded, entries;
 
 	(void)i;
-	ok = ap_sh("modprobe " RUST_MODULE) == 0 &&
+	ok = ap_modprobe(RUST_MODULE, NULL) == 0 &&
 	     ap_write_file(AP_CONTROL, FAILING, strlen(FAILING)) == 0 &&
-	     all_lines_are("=pf") && ap_sh("rmmod " RUST_MODULE) == 0;
-	loaded = ap_sh("modprobe " RUST_MODULE) == 0;
+	     all_lines_are("=pf") && ap_rmmod(RUST_MODULE) == 0;
+	loaded = ap_modprobe(RUST_MODULE, NULL) == 0;
 	if (!loaded)
 		ksft_print_msg("modprobe %s failed after +f and rmmod\n", RUST_MODULE);
 	entries = fault_lines();
 	if (entries)
 		ksft_print_msg("%d fault entries of %s left\n", entries, RUST_MODULE);
 	ok = ok && loaded && all_lines_are("=p") && entries == 0;
-	ok &= ap_sh("rmmod " RUST_MODULE) == 0;
+	ok &= ap_rmmod(RUST_MODULE) == 0;
 	ksft_test_result(ok, "+f on the module's lines, rmmod, modprobe: it loads, its lines =p, no fault entry left\n");
 }
 
@@ -373,11 +410,11 @@ static void t_control_param(int i)
 	close(fd);
 	if (!ok)
 		ksft_print_msg("allocprof could not be loaded again with control=\"%s\"\n", UNPROFILED);
-	ok = ok && ap_sh("modprobe " RUST_MODULE) == 0 &&
+	ok = ok && ap_modprobe(RUST_MODULE, NULL) == 0 &&
 	     ap_write_file(TRIGGER, "kvgrow", strlen("kvgrow")) == 0 && all_lines_are("=_");
 	for (s = 0; ok && s < init_sites.n; s++)
 		ok &= line_is(&init_sites, &init_sites.s[s], 0, 0);
-	ok &= ap_sh("rmmod " RUST_MODULE) == 0;
+	ok &= ap_rmmod(RUST_MODULE) == 0;
 	ok &= ap_load(NULL) == 0;
 	ksft_test_result(ok, "control=\"%s\", then modprobe: its lines =_ from their first allocation, its init's at 0/0\n",
 			 UNPROFILED);
@@ -391,28 +428,27 @@ static void t_control_param(int i)
  */
 static int moved_line(int line, struct ap_fig *fig, char *func, size_t size)
 {
-	char at[64], *buf = ap_slurp(AP_ALLOCINFO, NULL), *l, *save = NULL;
+	char at[64];
 	const char *tail = " [" MOVED "] func:";
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
 	int n = 0;
 
 	func[0] = '\0';
-	if (!buf)
-		return -1;
 	snprintf(at, sizeof(at), "/" MOVED ".rs:%d ", line);
-	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char *f = strstr(l, tail);
+	while (ap_info_next(&w, &l)) {
+		char *f = strstr(l.text, tail);
 
-		ap_cut_inaccurate(l);
-		if (!strstr(l, at) || !f)
+		ap_cut_inaccurate(l.text);
+		if (!strstr(l.text, at) || !f)
 			continue;
 		n++;
-		if (sscanf(l, "%lld %llu", &fig->bytes, &fig->calls) != 2)
-			fig->calls = ~0ULL;
+		fig->bytes = l.bytes;
+		fig->calls = l.figures ? l.calls : ~0ULL;
 		snprintf(func, size, "%s", f + strlen(tail));
 		func[strcspn(func, " ")] = '\0';
 	}
-	free(buf);
-	return n;
+	return ap_lines_end(&w) ? -1 : n;
 }
 
 /*
@@ -441,7 +477,8 @@ static int moved_logged(char variant, int *p, int *q)
 	char buf[256], word[48], *at;
 
 	snprintf(word, sizeof(word), MOVED ": %c ", variant);
-	if (ap_sh_out(buf, sizeof(buf), "dmesg | grep '%s' | tail -n 1", word) < 0)
+	/* dmesg | grep WORD | tail -n 1 */
+	if (ap_klog_last(word, 0, buf, sizeof(buf)) < 0)
 		return -1;
 	at = strstr(buf, word);
 	return at && sscanf(at + strlen(word), "%*s %d %*s %d", p, q) == 2 ? 0 : -1;
@@ -512,15 +549,15 @@ int main(void)
 	ksft_print_header();
 	if (ap_start(NULL))
 		ksft_exit_fail_msg("cannot load allocprof and allocprof_test\n");
-	if (ap_module_loaded(RUST_MODULE) && ap_sh("rmmod " RUST_MODULE))
+	if (ap_module_loaded(RUST_MODULE) && ap_rmmod(RUST_MODULE))
 		ksft_exit_fail_msg("cannot unload %s\n", RUST_MODULE);
 	before = logged_sites();
-	if (ap_sh("modprobe " RUST_MODULE))
+	if (ap_modprobe(RUST_MODULE, NULL))
 		ksft_exit_fail_msg("cannot load %s\n", RUST_MODULE);
 	if (read_set(&init_sites, before))
 		ksft_exit_fail_msg("%s logged no sites the test can read\n", RUST_MODULE);
 	before = logged(&trigger_sites);
-	if (ap_sh("echo alloc > " TRIGGER) || read_set(&trigger_sites, before))
+	if (ap_write_file(TRIGGER, "alloc\n", 6) || read_set(&trigger_sites, before))
 		ksft_exit_fail_msg("%s: no allocations from its trigger the test can read\n",
 				   RUST_MODULE);
 	AP_RUN_STEPS(steps);

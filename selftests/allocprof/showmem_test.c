@@ -42,15 +42,32 @@ static int nlines;
  */
 static int sysrq_m(void)
 {
-	char *save = NULL, *line;
+	char *save = NULL, *line, *log, *next;
 	long headers;
 
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	if (ap_write_file("/proc/sysrq-trigger", "m", 1))
 		return -1;
-	headers = ap_sh_num("dmesg | grep -c '%s'", "] Memory allocations:$");
-	ap_sh_out(dmesg, sizeof(dmesg),
-		  "dmesg | sed -n '/] Memory allocations:$/,$p' | sed 's/^\\[[^]]*\\] //'");
+	/* The log from its first header on, as sed -n '/] Memory allocations:$/,$p'. */
+	log = ap_klog(0);
+	headers = log ? ap_grep(log, "] Memory allocations:$", 0, NULL) : -1;
+	dmesg[0] = '\0';
+	for (line = log; line && *line; line = next) {
+		size_t l = strcspn(line, "\n");
+		char end = line[l];
+		int first;
+
+		next = line + l + !!end;
+		line[l] = '\0';
+		first = ap_grep(line, "] Memory allocations:$", 0, NULL) > 0;
+		line[l] = end;
+		if (first) {
+			ap_klog_untime(line);
+			snprintf(dmesg, sizeof(dmesg), "%s", line);
+			break;
+		}
+	}
+	free(log);
 	nlines = 0;
 	for (line = strtok_r(dmesg, "\n", &save); line && nlines < 64;
 	     line = strtok_r(NULL, "\n", &save))
@@ -170,8 +187,8 @@ static void t_never(int i)
 static void t_unloaded(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof") == 0 && sysrq_m() == 0 &&
-			 ap_sh("rmmod allocprof_test") == 0,
+	ksft_test_result(ap_rmmod("allocprof") == 0 && sysrq_m() == 0 &&
+			 ap_rmmod("allocprof_test") == 0,
 			 "allocprof unloaded: no report\n");
 }
 

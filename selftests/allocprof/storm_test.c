@@ -157,8 +157,10 @@ static void reader(struct storm *st, int k)
 	nice(10);
 
 	while (!st->stop) {
-		size_t len = 0, start;
+		size_t len = 0;
 		int fd = open(AP_ALLOCINFO, O_RDONLY), cut = 0;
+		struct ap_lines w;
+		struct ap_info_line l;
 
 		if (fd < 0) {
 			if (errno == ENOENT)
@@ -203,22 +205,27 @@ static void reader(struct storm *st, int k)
 			reader_bad(st, k, "header", buf, len);
 			continue;
 		}
-		/* Every complete line; a read cut short may end in part of one. */
-		for (start = sizeof(header) - 1; start < len;) {
-			char *nl = memchr(buf + start, '\n', len - start);
+		/*
+		 * Every complete line after the header's two; a read cut short
+		 * may end in part of one.  len < sizeof(read_buf[k]).
+		 */
+		ap_lines_of(&w, buf, len, AP_LINES_EVERY);
+		while (ap_info_next(&w, &l)) {
 			const char *why;
 
-			if (!nl) {
+			if (l.index < 2)
+				continue;
+			if (!l.terminated) {
 				if (!cut)
-					reader_bad(st, k, "unterminated", buf + start, len - start);
+					reader_bad(st, k, "unterminated", l.text, l.len);
 				break;
 			}
-			why = ap_line_problem(buf + start, nl - (buf + start));
+			why = ap_line_problem(&l);
 			if (why)
-				reader_bad(st, k, why, buf + start, nl - (buf + start));
+				reader_bad(st, k, why, l.text, l.len);
 			st->lines[k]++;
-			start = nl + 1 - buf;
 		}
+		ap_lines_end(&w);
 	}
 	_exit(0);
 }
@@ -857,7 +864,7 @@ static void t_storm_faults(int r)
 static void t_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && rmmod() == 0, "unload\n");
+	ksft_test_result(ap_rmmod("allocprof_test") == 0 && rmmod() == 0, "unload\n");
 }
 
 #define KMEMLEAK FAULT_DIR "/kmemleak"

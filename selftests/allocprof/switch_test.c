@@ -33,8 +33,8 @@ static int do_switch(const char *what)
 	if (!strcmp(what, "on"))
 		return ap_write_file(AP_SYSCTL, "1", 1);
 	if (!strcmp(what, "unload"))
-		return ap_sh("rmmod allocprof") ? -1 : 0;
-	return ap_sh("modprobe allocprof") ? -1 : 0;
+		return ap_rmmod("allocprof") ? -1 : 0;
+	return ap_modprobe("allocprof", NULL) ? -1 : 0;
 }
 
 struct scenario {
@@ -107,7 +107,7 @@ static void t_scenario(int k)
 static void t_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
+	ksft_test_result(ap_rmmod("allocprof_test") == 0 && ap_rmmod("allocprof") == 0,
 			 "unload\n");
 }
 

@@ -153,7 +153,7 @@ static void t_never_header_only(int i)
 static void t_reload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof") == 0 && ap_load(NULL) == 0 && ap_sysctl_is("1\n") &&
+	ksft_test_result(ap_rmmod("allocprof") == 0 && ap_load(NULL) == 0 && ap_sysctl_is("1\n") &&
 			 ap_expect(FUNC, 0, 0), "reload after never: on again, from zero\n");
 }
 
@@ -168,7 +168,7 @@ static void t_reload_counts(int i)
 static void t_unload(int i)
 {
 	(void)i;
-	ksft_test_result(ap_sh("rmmod allocprof_test") == 0 && ap_sh("rmmod allocprof") == 0,
+	ksft_test_result(ap_rmmod("allocprof_test") == 0 && ap_rmmod("allocprof") == 0,
 			 "unload\n");
 }
 
