@@ -96,13 +96,17 @@ module: setup
 		ALLOCPROF_FLAVOUR=$(KFLAVOUR) modules 2>&1 | { grep -v '^make\[' || true; }
 	@mkdir -p $(GUEST)/modules && rm -f $(GUEST)/modules/*.ko && \
 		find $(MODSTAGE) -name '*.ko' -not -path '*/moved/*' -exec cp {} $(GUEST)/modules/ \;
+	@# Signed with the tree's key: a locked-down kernel loads nothing else
+	@# (lockdown_test; scripts/sign-modules).
+	@scripts/sign-modules $(KDIR) $(GUEST)/modules/*.ko
 	@# Build B of allocprof_rust_moved: the same module name, so on its own,
 	@# and beside the selftests (initramfs), not among the modules.
 	@if [ -z "$(filter upstream noprof,$(KFLAVOUR))" ]; then \
 		$(MAKE) --no-print-directory -C $(KDIR) M=$(MODSTAGE)/modules/moved $(KMAKE_VARS) \
 			modules 2>&1 | { grep -v '^make\[' || true; } && \
 		mkdir -p $(GUEST)/moved && \
-		cp $(MODSTAGE)/modules/moved/allocprof_rust_moved.ko $(GUEST)/moved/allocprof_rust_moved_b.ko; \
+		cp $(MODSTAGE)/modules/moved/allocprof_rust_moved.ko $(GUEST)/moved/allocprof_rust_moved_b.ko && \
+		scripts/sign-modules $(KDIR) $(GUEST)/moved/allocprof_rust_moved_b.ko; \
 	fi
 	@ls $(GUEST)/modules/ | sed 's/^/  module: /'
 

@@ -50,13 +50,14 @@ LLVM_SUFFIX=-19
 # Makefile and scripts call that a minimal Debian 12 root (mmdebstrap
 # --variant=minbase, scripts/fresh-check) lacks.  cargo-web and rustfmt-web
 # are the cargo and rustfmt of rustc-web (the host crates, bindgen-cli);
-# ca-certificates lets cargo reach the registry.
+# ca-certificates lets cargo reach the registry; openssl makes each kernel's
+# module-signing key (CONFIG_MODULE_SIG, qemu/kconfig-base.fragment).
 # shellcheck disable=SC2034 # used by the scripts that source lib.sh
 APT_PACKAGES=(
 	"$KSRC_PKG" rustc-web rust-web-src rust-web-clippy cargo-web rustfmt-web
 	libclang-dev gcc make clang-19 lld-19 llvm-19 qemu-system-x86 busybox-static
 	flex bison bc cpio kmod libelf-dev libssl-dev xz-utils python3 perl rsync
-	patch ca-certificates shellcheck
+	patch ca-certificates openssl shellcheck
 )
 
 # The guest machine (qemu/run, bench/trace): two NUMA nodes with one vCPU

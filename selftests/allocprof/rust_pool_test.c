@@ -14,8 +14,9 @@
  * and the fallback's growth away; two more loads show the same lines, as
  * the same lines find their tags again (no tag is used up by a reload).
  *
- * It fills the pool for the rest of the boot, so it runs last (the
- * Makefile's order); run again in the same boot it finds the same.
+ * It fills the pool for the rest of the boot, so it runs after the other
+ * programs but lockdown_test, which must be last (the Makefile's order);
+ * run again in the same boot it finds the same.
  */
 #include "allocprof_lib.h"
 
