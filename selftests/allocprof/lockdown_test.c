@@ -38,6 +38,7 @@
  * refused under lockdown too: the allocations counted under lockdown are
  * allocprof_test2's, made by its load.
  */
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 #include "allocprof_lib.h"
@@ -84,10 +85,10 @@ static int lockdown_is(const char *want)
 	return !strcmp(buf, want);
 }
 
-/* The kernel log since the last dmesg -c has `want` lines with text. */
+/* The kernel log since it was last emptied has `want` lines with text. */
 static int log_count_is(const char *text, long want)
 {
-	long n = ap_sh_num("dmesg | grep -c -F '%s'", text);
+	long n = ap_klog_grep(text, AP_GREP_FIXED, NULL);
 
 	if (n != want)
 		ksft_print_msg("%ld kernel log line(s) '%s', expected %ld\n", n, text, want);
@@ -105,9 +106,8 @@ static int load(const char *name, const char *params)
 
 		ksft_print_msg("finit_module %s %s: %s\n", name, params, strerror(-err));
 		/* An unsigned module under lockdown: the kernel says so. */
-		if (err == -EPERM &&
-		    ap_sh_out(why, sizeof(why), "dmesg | grep -F 'Lockdown: ' | tail -n 2") >= 0 && why[0])
-			ksft_print_msg("the kernel's last lockdown lines:\n%s", why);
+		if (err == -EPERM && ap_klog_last("Lockdown: ", AP_GREP_FIXED, why, sizeof(why)) > 0)
+			ksft_print_msg("the kernel's last lockdown line: %s\n", why);
 	}
 	return err;
 }
@@ -445,7 +445,7 @@ static void t_refused(int i)
 	int fd, err;
 
 	(void)i;
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	/* No message: the refusal is what is expected. */
 	fd = ap_module_fd("allocprof");
 	err = ap_finit(fd, CONTROL_PARAMS);
@@ -530,10 +530,10 @@ int main(void)
 		ksft_exit_fail_msg("cannot unload what an earlier test left\n");
 	/* qemu/init mounts no securityfs; the kernel has the lockdown LSM. */
 	if (access(LOCKDOWN, F_OK))
-		ap_sh("mount -t securityfs securityfs " LOCKDOWN_DIR);
+		mount("securityfs", LOCKDOWN_DIR, "securityfs", 0, NULL);
 	if (access(LOCKDOWN, F_OK))
 		ksft_exit_fail_msg(LOCKDOWN ": none, after mounting securityfs (a kernel without CONFIG_SECURITY_LOCKDOWN_LSM?)\n");
-	ap_sh("dmesg -c >/dev/null");
+	ap_klog_clear();
 	AP_RUN_STEPS(steps);
 	ksft_finished();
 }
