@@ -720,7 +720,7 @@ static inline int ap_expect(const char *func, long long bytes, unsigned long lon
 /*
  * The kernel profiles with upstream's built-in profiler (the upstream
  * flavour, the oracle), as the kernel itself says: it lacks the back-end
- * interface of our patches (patch 0001's alloc_tag_backend_register(), in
+ * interface of our patches (patch 0002's alloc_tag_backend_register(), in
  * /proc/kallsyms on every patched kernel, whatever is loaded).  Answered
  * once, before any test changes anything.
  */
