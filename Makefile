@@ -139,9 +139,10 @@ initramfs: module selftests
 
 # Style checks, each its own target so scripts/check can count them:
 # clippy on the module (warnings are errors), rustfmt with the kernel's
-# .rustfmt.toml, checkpatch --strict on each patch, clippy and rustfmt on the
-# host crates, the module's imports a DAG (scripts/deps), shellcheck on every
-# shell script.  checkpatch runs in the kernel source, as a kernel developer
+# .rustfmt.toml, checkpatch --strict on each patch and on the cover letter
+# (patches/0000-cover-letter.patch: its line lengths), clippy and rustfmt
+# on the host crates, the module's imports a DAG (scripts/deps), shellcheck
+# on every shell script.  checkpatch runs in the kernel source, as a kernel developer
 # would: inside our git repository it reads the patch files as added by a
 # commit.  Its ignores, each checked by hand: UNKNOWN_COMMIT_ID (the cited
 # upstream commits are real, but there is no kernel git history here),
@@ -150,7 +151,7 @@ initramfs: module selftests
 # member name, which cannot be parenthesised) and MACRO_ARG_UNUSED (without
 # CONFIG_MEM_ALLOC_PROFILING, alloc_tag_save() must not evaluate its tag,
 # as upstream's does not: alloc_hooks() hands it a tag that is not defined
-# then, rhashtable a member that does not exist; patch 0004).
+# then, rhashtable a member that does not exist; patch 0007).
 CHECKPATCH_IGNORE := UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES,MACRO_ARG_PRECEDENCE,MACRO_ARG_UNUSED
 lint: lint-clippy lint-rustfmt lint-checkpatch lint-host lint-rt lint-deps lint-shell
 

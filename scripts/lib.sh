@@ -86,6 +86,19 @@ ksrc_version() {
 # The same, usable in a path (make does not like '~').
 ksrc_tag() { ksrc_version | tr -c 'A-Za-z0-9.+\n-' '_'; }
 
+# series_patches DIR: the patches of the series in DIR (patches/), one path
+# a line, in order: the *.patch files that hold a diff.  The cover letter
+# that git format-patch --cover-letter writes, 0000-cover-letter.patch, has
+# none and is never applied (patch(1) stops on it: "Only garbage was found
+# in the patch input"), nor part of a kernel's cache key.
+series_patches() {
+	local p
+	for p in "$1"/*.patch; do
+		[ -e "$p" ] || continue
+		if grep -q '^+++ ' "$p"; then printf '%s\n' "$p"; fi
+	done
+}
+
 # apt_install_missing LOG PACKAGE...: installs (as root, without
 # recommends) those of the Debian packages that are not installed, apt's
 # output in LOG; without root it fails naming them.  Updates the package

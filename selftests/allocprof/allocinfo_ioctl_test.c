@@ -2,7 +2,7 @@
 /*
  * allocinfo_ioctl_test: the ioctl() queries of /proc/allocinfo, built only
  * against the uapi header <linux/alloc_tag.h> (upstream's interface, as
- * patch 0008 adds it).
+ * patch 0011 adds it).
  *
  * - The walk (GET_AT 0, then GET_NEXT until ENOENT) gives the text file's
  *   records line for line: the same call sites in the same order, and the

@@ -299,7 +299,7 @@ int ap_rmmod(const char *name);
 /*
  * The kernel profiles with upstream's built-in profiler (the upstream
  * flavour, the oracle), as the kernel itself says: it lacks the back-end
- * interface of our patches (patch 0001's alloc_tag_backend_register(), in
+ * interface of our patches (patch 0002's alloc_tag_backend_register(), in
  * /proc/kallsyms on every patched kernel, whatever is loaded).  Answered
  * once, before any test changes anything.
  */

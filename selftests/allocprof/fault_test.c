@@ -91,7 +91,7 @@ static int control(const char *fmt, const char *arg)
  * file then is still there, the same and in the same order, and any other
  * line is a call site that appeared since, with the flags a new call site
  * gets (=p): a Rust line gets its call site when it first allocates (patch
- * 0017), e.g. allocprof's own when it first keeps a fault entry.
+ * 0016), e.g. allocprof's own when it first keeps a fault entry.
  */
 static int unchanged(void)
 {
