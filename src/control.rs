@@ -46,11 +46,11 @@ use crate::ids::{Flags, SiteId};
 use crate::profiler::Profiler;
 use crate::query::{final_flags, queries, Query, OWN_MODULE, VMLINUX};
 use crate::state::Profiling;
-use crate::sys::backend::{Registration, Tag};
+use crate::sys::backend::Registration;
 use crate::sys::debugfs::{writes_locked_down, DebugDir, DebugText, Text};
 use crate::sys::param::{ParamText, ParamValue};
 use crate::sys::task::{self, COMM_LEN};
-use crate::tags::Registry;
+use crate::tags::Sites;
 use crate::text::{write_figures, write_site, BStr};
 use crate::watch::{self, AgeRow, ChainRow, NodeRow, Watch};
 
@@ -135,7 +135,7 @@ impl DebugText for Control {
     fn text(profiling: &Profiling, out: &mut Text) -> Result {
         out.write(b"# filename:lineno [module]function flags\n");
         profiling.with_profiler(|p| {
-            p.registry.lock().for_each_tag(|id, tag: Tag<'_>| {
+            for (id, tag) in p.sites().tags() {
                 let site = tag.site();
                 out.write(site.file);
                 let _ = write!(out, ":{} [", site.line);
@@ -155,7 +155,7 @@ impl DebugText for Control {
                     out.write(b"_");
                 }
                 out.write(b"\n");
-            })
+            }
         });
         Ok(())
     }
@@ -186,11 +186,11 @@ impl DebugText for Control {
 /// neither stalls the CPU nor trips the soft-lockup watchdog (`glob_test`).
 fn apply(r: &Registration<Profiler>, queries: &[Query<'_>]) -> Result {
     let p = r.data();
-    let mut registry = p.registry.lock();
+    let mut sites = p.sites();
     let mut watching = false;
     let mut failing = 0usize;
     let mut own = (0usize, None);
-    registry.for_each_tag(|id, tag| {
+    for (id, tag) in sites.tags() {
         let site = tag.site();
         let (new, knobs) = final_flags(queries, &site, p.flags_of(id, tag));
         watching |= new.watched();
@@ -201,16 +201,16 @@ fn apply(r: &Registration<Profiler>, queries: &[Query<'_>]) -> Result {
             own = (own.0 + 1, own.1.or(Some(id)));
         }
         task::cond_resched();
-    });
+    }
     if let (n, Some(id)) = own {
-        registry.with_site(id, |site, _, _| {
+        if let Some(site) = sites.get(id) {
             pr_err!(
                 "control: f refused on allocprof's own call sites ({} selected, {}:{} the first): failing them would fail the control file's own writes, -f included; nothing is changed\n",
                 n,
-                BStr(site.file),
-                site.line
+                BStr(site.file()),
+                site.line()
             );
-        });
+        }
         return Err(EPERM);
     }
     if failing > FAULT_SITES {
@@ -225,7 +225,7 @@ fn apply(r: &Registration<Profiler>, queries: &[Query<'_>]) -> Result {
         p.watch.prepare()?;
     }
     let mut result = Ok(());
-    registry.for_each_tag(|id, tag| {
+    for (id, tag) in sites.tags() {
         let old = p.flags_of(id, tag);
         let (new, knobs) = final_flags(queries, &tag.site(), old);
         if new != old || knobs.is_some() {
@@ -235,8 +235,8 @@ fn apply(r: &Registration<Profiler>, queries: &[Query<'_>]) -> Result {
             }
         }
         task::cond_resched();
-    });
-    drop(registry);
+    }
+    drop(sites);
     r.fail(p.wants_failures());
     result
 }
@@ -256,9 +256,11 @@ impl DebugText for Faults {
         profiling
             .with_profiler(|p| -> Result {
                 let rows = p.faults.rows()?;
-                let mut registry = p.registry.lock();
+                let mut sites = p.sites();
                 for row in rows.iter() {
-                    registry.with_site(row.site, |site, _, _| write_fault(out, row, site));
+                    if let Some(site) = sites.get(row.site) {
+                        write_fault(out, row, &site.site());
+                    }
                 }
                 Ok(())
             })
@@ -303,7 +305,7 @@ impl DebugText for Stacks {
                     "# allocator frames left out: {left_out} (each chain starts at the caller of the allocation function, after its outermost *_noprof frame)"
                 );
             },
-            |out, registry, row| write_chain(out, registry, row, &mut frames),
+            |out, sites, row| write_chain(out, sites, row, &mut frames),
         )
     }
 }
@@ -352,7 +354,7 @@ fn write_report<R>(
     header: &[u8],
     rows: impl FnOnce(&Watch) -> Result<KVVec<R>>,
     summary: impl FnOnce(&mut Text, &[R]),
-    mut write_row: impl FnMut(&mut Text, &mut Registry, &R),
+    mut write_row: impl FnMut(&mut Text, &mut Sites<'_>, &R),
 ) -> Result {
     out.write(header);
     profiling
@@ -360,9 +362,9 @@ fn write_report<R>(
             let rows = rows(&p.watch)?;
             p.watch.stats().write(out);
             summary(out, &rows);
-            let mut registry = p.registry.lock();
+            let mut sites = p.sites();
             for row in rows.iter() {
-                write_row(out, &mut registry, row);
+                write_row(out, &mut sites, row);
             }
             Ok(())
         })
@@ -371,12 +373,14 @@ fn write_report<R>(
 
 /// A report line's start: the figures and the call site, as in
 /// `/proc/allocinfo`.
-fn write_site_figures(out: &mut Text, registry: &mut Registry, id: SiteId, bytes: u64, calls: u64) {
+fn write_site_figures(out: &mut Text, sites: &mut Sites<'_>, id: SiteId, bytes: u64, calls: u64) {
     let totals = Totals {
         bytes: bytes as i64,
         calls,
     };
-    registry.with_site(id, |site, _, _| write_figures(out, totals, site));
+    if let Some(site) = sites.get(id) {
+        write_figures(out, totals, &site.site());
+    }
 }
 
 /// Writes a task name as the stacks report shows it: each byte below
@@ -404,8 +408,8 @@ fn write_task_name(out: &mut Text, name: &[u8]) {
     out.write(&text[..len]);
 }
 
-fn write_chain(out: &mut Text, registry: &mut Registry, row: &ChainRow, frames: &mut [u8]) {
-    write_site_figures(out, registry, row.site, row.bytes, row.calls);
+fn write_chain(out: &mut Text, sites: &mut Sites<'_>, row: &ChainRow, frames: &mut [u8]) {
+    write_site_figures(out, sites, row.site, row.bytes, row.calls);
     let _ = write!(out, " pid:{} comm:", row.task.pid);
     write_task_name(out, row.task.name());
     out.write(b"\n");
@@ -433,8 +437,8 @@ impl DebugText for Ages {
     }
 }
 
-fn write_age(out: &mut Text, registry: &mut Registry, row: &AgeRow) {
-    write_site_figures(out, registry, row.site, row.bytes, row.calls);
+fn write_age(out: &mut Text, sites: &mut Sites<'_>, row: &AgeRow) {
+    write_site_figures(out, sites, row.site, row.bytes, row.calls);
     out.write(b" age:");
     watch::write_age_label(out, row.bucket);
     out.write(b"\n");
@@ -458,7 +462,7 @@ impl DebugText for Nodes {
     }
 }
 
-fn write_node(out: &mut Text, registry: &mut Registry, row: &NodeRow) {
-    write_site_figures(out, registry, row.site, row.bytes, row.calls);
+fn write_node(out: &mut Text, sites: &mut Sites<'_>, row: &NodeRow) {
+    write_site_figures(out, sites, row.site, row.bytes, row.calls);
     let _ = writeln!(out, " node:{}", row.node.get());
 }

@@ -32,7 +32,7 @@ use crate::sys::{
     mm::{max_pfn, Pfn},
     sync::TryMutex,
 };
-use crate::tags::{Inaccurate, Registry};
+use crate::tags::{Inaccurate, Registry, Sites};
 use crate::watch::{Watch, WatchId};
 
 /// The profiler of one registration of the back end: made before it
@@ -153,6 +153,26 @@ impl Profiler {
                 failed
             );
         }
+    }
+}
+
+impl Profiler {
+    // What the other files read of the profiler, and ask of it outside
+    // the hooks: the listings (`procfs.rs`, `showmem.rs`, `control.rs`),
+    // the state (`state.rs`) and the load message (`allocprof.rs`).
+
+    /// The call sites, for the listings (`/proc/allocinfo`, the control
+    /// file, the reports): the registry, locked.  Process context.
+    pub(crate) fn sites(&self) -> Sites<'_> {
+        Sites::new(self.registry.lock(), &self.counters, &self.inaccurate)
+    }
+
+    /// As [`Profiler::sites`], for `show_mem()`: the registry only tried,
+    /// `None` while it is busy.  Task context only (`task_context`): a
+    /// mutex is not tried from an interrupt.
+    pub(crate) fn try_sites(&self) -> Option<Sites<'_>> {
+        let registry = self.registry.try_lock()?;
+        Some(Sites::new(registry, &self.counters, &self.inaccurate))
     }
 }
 
@@ -283,7 +303,7 @@ impl<C: Checks> Backend for Hooks<C> {
     }
 
     fn show_mem(p: &Profiler, count: u32) {
-        showmem::show(&p.registry, &p.counters, count)
+        showmem::show(count, || p.try_sites())
     }
 
     fn should_fail(p: &Profiler, tag: Tag<'_>, kind: FailKind, size: usize, gfp: Gfp) -> bool {
