@@ -89,27 +89,19 @@ impl kernel::Module for AllocProf {
         }
         Profiling::add_sysctl(&this.profiling)?;
 
-        let (sites, pages, counters, table) = this
+        let footprint = this
             .profiling
-            .with_profiler(|p| {
-                let registry = p.registry.lock();
-                (
-                    registry.nr_sites(),
-                    p.pages.size(),
-                    registry.counter_bytes(),
-                    p.counters.table_size(),
-                )
-            })
+            .with_profiler(|p| p.footprint())
             .unwrap_or_default();
         let adoption = this.profiling.adoption();
         pr_info!(
             "loaded: mem_profiling={}, {} call sites, {} KiB of page back-references ({} bytes a page), {} bytes of counters a CPU, {} KiB of counter addresses\n",
             mode.name(),
-            sites,
-            pages / 1024,
+            footprint.sites,
+            footprint.pages / 1024,
             page::BYTES_PER_PAGE,
-            counters,
-            table / 1024
+            footprint.counters,
+            footprint.table / 1024
         );
         match adoption {
             Some(a) => pr_info!(

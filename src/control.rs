@@ -52,7 +52,7 @@ use crate::sys::param::{ParamText, ParamValue};
 use crate::sys::task::{self, COMM_LEN};
 use crate::tags::Sites;
 use crate::text::{write_figures, write_site, BStr};
-use crate::watch::{self, AgeRow, ChainRow, NodeRow, Watch};
+use crate::watch::{self, AgeRow, ChainRow, NodeRow};
 
 /// `/sys/kernel/debug/allocprof/` with the control file and the reports,
 /// of the profiler of `profiling`.
@@ -222,7 +222,7 @@ fn apply(r: &Registration<Profiler>, queries: &[Query<'_>]) -> Result {
         return Err(ENOSPC);
     }
     if watching {
-        p.watch.prepare()?;
+        p.prepare_watch()?;
     }
     let mut result = Ok(());
     for (id, tag) in sites.tags() {
@@ -255,7 +255,7 @@ impl DebugText for Faults {
         );
         profiling
             .with_profiler(|p| -> Result {
-                let rows = p.faults.rows()?;
+                let rows = p.fault_rows()?;
                 let mut sites = p.sites();
                 for row in rows.iter() {
                     if let Some(site) = sites.get(row.site) {
@@ -293,7 +293,7 @@ impl DebugText for Stacks {
             profiling,
             out,
             b"# allocprof stacks: live allocations of call sites with the s flag, by call chain, biggest first\n",
-            Watch::chains,
+            Profiler::watched_chains,
             |out, rows| {
                 let left_out: usize = rows
                     .iter()
@@ -352,15 +352,15 @@ fn write_report<R>(
     profiling: &Profiling,
     out: &mut Text,
     header: &[u8],
-    rows: impl FnOnce(&Watch) -> Result<KVVec<R>>,
+    rows: impl FnOnce(&Profiler) -> Result<KVVec<R>>,
     summary: impl FnOnce(&mut Text, &[R]),
     mut write_row: impl FnMut(&mut Text, &mut Sites<'_>, &R),
 ) -> Result {
     out.write(header);
     profiling
         .with_profiler(|p| -> Result {
-            let rows = rows(&p.watch)?;
-            p.watch.stats().write(out);
+            let rows = rows(p)?;
+            p.watch_stats().write(out);
             summary(out, &rows);
             let mut sites = p.sites();
             for row in rows.iter() {
@@ -430,7 +430,7 @@ impl DebugText for Ages {
             profiling,
             out,
             b"# allocprof ages: live allocations of call sites with the a flag, by age in power-of-two buckets of seconds\n",
-            Watch::ages,
+            Profiler::watched_ages,
             |_, _| {},
             write_age,
         )
@@ -455,7 +455,7 @@ impl DebugText for Nodes {
             profiling,
             out,
             b"# allocprof nodes: live pages of call sites with the n flag, by the node of their memory\n",
-            Watch::nodes,
+            Profiler::watched_nodes,
             |_, _| {},
             write_node,
         )

@@ -270,7 +270,7 @@ fn show_line(out: &mut SeqFile, p: &Profiler, id: SiteId, format: Format) {
 fn write_nodes(out: &mut SeqFile, p: &Profiler, id: SiteId) {
     use core::fmt::Write;
     let mut after = None;
-    while let Some(row) = p.watch.next_node(id, after) {
+    while let Some(row) = p.watched_node(id, after) {
         let _ = write!(out, " node:{}={}/{}", row.node.get(), row.bytes, row.calls);
         after = Some(row.node);
     }
@@ -296,7 +296,7 @@ impl SeqSource for AllocInfo {
             uapi::IOC_CONTENT_ID => {
                 let id = self
                     .profiling
-                    .with_profiler(|p| p.registry.lock().content_id(p.generation))
+                    .with_profiler(Profiler::content_id)
                     .unwrap_or(0);
                 cmd.arg().write(&uapi::content_id(id))?;
                 Ok(0)

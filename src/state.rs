@@ -106,8 +106,7 @@ impl Profiling {
                     // Allocations made while it was off were not counted,
                     // except allocprof's own tables, counted from now on.
                     if old == Mode::Off && on_off == Mode::On {
-                        let p = r.data();
-                        p.registry.lock().mark_all_inaccurate(&p.inaccurate);
+                        r.data().mark_all_inaccurate();
                         Profiler::count_own(r);
                     }
                 }
@@ -136,9 +135,8 @@ impl Profiling {
         } else {
             Registration::register::<Hooks<NoChecks>>(profiler)?
         };
-        let p = registration.data();
         if registration.adoption().is_none() || !on {
-            p.registry.lock().mark_all_inaccurate(&p.inaccurate);
+            registration.data().mark_all_inaccurate();
         }
         registration.enable(on);
         if on {
@@ -187,7 +185,7 @@ fn unregister(inner: &mut Inner) {
         return;
     };
     registration.enable(false);
-    let untracked = registration.data().pages.untracked();
+    let untracked = registration.data().untracked_pages();
     drop(registration);
     if untracked != 0 {
         pr_info!(
