@@ -23,6 +23,7 @@ mod page;
 mod procfs;
 mod profiler;
 mod query;
+mod reports;
 mod showmem;
 mod state;
 mod sys;
@@ -56,7 +57,7 @@ module_param!(control, ControlParam, 0o400);
 struct AllocProf {
     profiling: Arc<Profiling>,
     proc: Option<ProcFile<procfs::AllocInfo>>,
-    /// `/sys/kernel/debug/allocprof/`: control, stacks, ages.
+    /// `/sys/kernel/debug/allocprof/`: control, stacks, ages, nodes, faults.
     debugfs: Option<DebugDir<Profiling>>,
     /// Other modules' loads and unloads, for their Rust lines.
     modules: Option<ModuleNotifier<Profiling>>,
@@ -80,7 +81,7 @@ impl kernel::Module for AllocProf {
         this.proc = Some(ProcFile::new(c_str!("allocinfo"), 0o400, allocinfo)?);
         // Per-site control and reports; profiling works without them
         // (debugfs may be off or locked down).
-        match control::files(&THIS_MODULE, this.profiling.clone()) {
+        match debugfs_files(this.profiling.clone()) {
             Ok(dir) => this.debugfs = Some(dir),
             Err(e) => pr_warn!(
                 "no per-call-site control: /sys/kernel/debug/allocprof cannot be made ({:?})\n",
@@ -122,6 +123,18 @@ impl kernel::Module for AllocProf {
         }
         Ok(this)
     }
+}
+
+/// `/sys/kernel/debug/allocprof/`: the control file and the reports, of
+/// the profiler of `profiling`.
+fn debugfs_files(profiling: Arc<Profiling>) -> Result<DebugDir<Profiling>> {
+    let mut dir = DebugDir::new(c_str!("allocprof"), profiling)?;
+    dir.add::<control::Control>(c_str!("control"), 0o600, &THIS_MODULE)?;
+    dir.add::<reports::Stacks>(c_str!("stacks"), 0o400, &THIS_MODULE)?;
+    dir.add::<reports::Ages>(c_str!("ages"), 0o400, &THIS_MODULE)?;
+    dir.add::<reports::Nodes>(c_str!("nodes"), 0o400, &THIS_MODULE)?;
+    dir.add::<reports::Faults>(c_str!("faults"), 0o400, &THIS_MODULE)?;
+    Ok(dir)
 }
 
 impl Drop for AllocProf {

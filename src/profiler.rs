@@ -171,8 +171,9 @@ pub(crate) struct Footprint {
 
 impl Profiler {
     // What the other files read of the profiler, and ask of it outside
-    // the hooks: the listings (`procfs.rs`, `showmem.rs`, `control.rs`),
-    // the state (`state.rs`) and the load message (`allocprof.rs`).
+    // the hooks: the listings (`procfs.rs`, `showmem.rs`, `control.rs`,
+    // `reports.rs`), the state (`state.rs`) and the load message
+    // (`allocprof.rs`).
 
     /// The call sites, for the listings (`/proc/allocinfo`, the control
     /// file, the reports): the registry, locked.  Process context.

@@ -4,8 +4,8 @@
 //! profiler.  The module makes it at load and owns it; each user gets it
 //! through the data pointer its C interface offers: `vm.mem_profiling`
 //! shows and changes it (`ctl_table.data`, below), `/proc/allocinfo`
-//! (`procfs.rs`) and the debugfs files (`control.rs`) reach the profiler
-//! through it.
+//! (`procfs.rs`) and the debugfs files (`control.rs`, `reports.rs`) reach
+//! the profiler through it.
 
 use kernel::{c_str, new_mutex, prelude::*, sync::Arc, sync::Mutex, ThisModule};
 

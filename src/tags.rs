@@ -500,9 +500,9 @@ enum Names<'a> {
 
 /// One call site as every listing of allocprof shows it: `/proc/allocinfo`
 /// and its `ioctl()` (`procfs.rs`), `show_mem()` (`showmem.rs`), the
-/// control file and the reports (`control.rs`).  Its names are read, and
-/// its per-CPU counters summed (once), only when asked for.  Made by
-/// [`Sites`], under the registry lock.
+/// control file (`control.rs`) and the reports (`reports.rs`).  Its names
+/// are read, and its per-CPU counters summed (once), only when asked for.
+/// Made by [`Sites`], under the registry lock.
 pub(crate) struct SiteView<'a> {
     id: SiteId,
     names: Names<'a>,
