@@ -39,6 +39,7 @@ use state::Profiling;
 use sys::debugfs::DebugDir;
 use sys::module::ModuleNotifier;
 use sys::procfs::ProcFile;
+use sys::sysctl::Sysctl;
 use sysctl::{MemProfilingParam, Mode};
 
 module! {
@@ -59,6 +60,8 @@ struct AllocProf {
     proc: Option<ProcFile<procfs::AllocInfo>>,
     /// `/sys/kernel/debug/allocprof/`: control, stacks, ages, nodes, faults.
     debugfs: Option<DebugDir<Profiling>>,
+    /// `vm.mem_profiling`, which shows and changes the profiling state.
+    sysctl: Option<Sysctl<Profiling>>,
     /// Other modules' loads and unloads, for their Rust lines.
     modules: Option<ModuleNotifier<Profiling>>,
 }
@@ -72,6 +75,7 @@ impl kernel::Module for AllocProf {
             profiling,
             proc: None,
             debugfs: None,
+            sysctl: None,
             modules: None,
         };
         this.profiling.register(control::param_text()?)?;
@@ -88,7 +92,12 @@ impl kernel::Module for AllocProf {
                 e
             ),
         }
-        Profiling::add_sysctl(&this.profiling)?;
+        this.sysctl = Some(Sysctl::register(
+            c_str!("vm"),
+            c_str!("mem_profiling"),
+            this.profiling.sysctl_mode(),
+            this.profiling.clone(),
+        )?);
 
         let footprint = this
             .profiling
@@ -142,7 +151,7 @@ impl Drop for AllocProf {
         // The notifier, sysctl and /proc file go first: removing them waits
         // for their running callers, some of which wait for the state lock.
         drop(self.modules.take());
-        self.profiling.remove_sysctl();
+        drop(self.sysctl.take());
         drop(self.proc.take());
         drop(self.debugfs.take());
         self.profiling.unregister();
