@@ -23,6 +23,7 @@ mod page;
 mod procfs;
 mod profiler;
 mod query;
+mod reports;
 mod showmem;
 mod state;
 mod sys;
@@ -38,6 +39,7 @@ use state::Profiling;
 use sys::debugfs::DebugDir;
 use sys::module::ModuleNotifier;
 use sys::procfs::ProcFile;
+use sys::sysctl::Sysctl;
 use sysctl::{MemProfilingParam, Mode};
 
 module! {
@@ -56,8 +58,10 @@ module_param!(control, ControlParam, 0o400);
 struct AllocProf {
     profiling: Arc<Profiling>,
     proc: Option<ProcFile<procfs::AllocInfo>>,
-    /// `/sys/kernel/debug/allocprof/`: control, stacks, ages.
+    /// `/sys/kernel/debug/allocprof/`: control, stacks, ages, nodes, faults.
     debugfs: Option<DebugDir<Profiling>>,
+    /// `vm.mem_profiling`, which shows and changes the profiling state.
+    sysctl: Option<Sysctl<Profiling>>,
     /// Other modules' loads and unloads, for their Rust lines.
     modules: Option<ModuleNotifier<Profiling>>,
 }
@@ -71,6 +75,7 @@ impl kernel::Module for AllocProf {
             profiling,
             proc: None,
             debugfs: None,
+            sysctl: None,
             modules: None,
         };
         this.profiling.register(control::param_text()?)?;
@@ -80,36 +85,33 @@ impl kernel::Module for AllocProf {
         this.proc = Some(ProcFile::new(c_str!("allocinfo"), 0o400, allocinfo)?);
         // Per-site control and reports; profiling works without them
         // (debugfs may be off or locked down).
-        match control::files(&THIS_MODULE, this.profiling.clone()) {
+        match debugfs_files(this.profiling.clone()) {
             Ok(dir) => this.debugfs = Some(dir),
             Err(e) => pr_warn!(
                 "no per-call-site control: /sys/kernel/debug/allocprof cannot be made ({:?})\n",
                 e
             ),
         }
-        Profiling::add_sysctl(&this.profiling)?;
+        this.sysctl = Some(Sysctl::register(
+            c_str!("vm"),
+            c_str!("mem_profiling"),
+            this.profiling.sysctl_mode(),
+            this.profiling.clone(),
+        )?);
 
-        let (sites, pages, counters, table) = this
+        let footprint = this
             .profiling
-            .with_profiler(|p| {
-                let registry = p.registry.lock();
-                (
-                    registry.nr_sites(),
-                    p.pages.size(),
-                    registry.counter_bytes(),
-                    p.counters.table_size(),
-                )
-            })
+            .with_profiler(|p| p.footprint())
             .unwrap_or_default();
         let adoption = this.profiling.adoption();
         pr_info!(
             "loaded: mem_profiling={}, {} call sites, {} KiB of page back-references ({} bytes a page), {} bytes of counters a CPU, {} KiB of counter addresses\n",
             mode.name(),
-            sites,
-            pages / 1024,
+            footprint.sites,
+            footprint.pages / 1024,
             page::BYTES_PER_PAGE,
-            counters,
-            table / 1024
+            footprint.counters,
+            footprint.table / 1024
         );
         match adoption {
             Some(a) => pr_info!(
@@ -132,12 +134,24 @@ impl kernel::Module for AllocProf {
     }
 }
 
+/// `/sys/kernel/debug/allocprof/`: the control file and the reports, of
+/// the profiler of `profiling`.
+fn debugfs_files(profiling: Arc<Profiling>) -> Result<DebugDir<Profiling>> {
+    let mut dir = DebugDir::new(c_str!("allocprof"), profiling)?;
+    dir.add::<control::Control>(c_str!("control"), 0o600, &THIS_MODULE)?;
+    dir.add::<reports::Stacks>(c_str!("stacks"), 0o400, &THIS_MODULE)?;
+    dir.add::<reports::Ages>(c_str!("ages"), 0o400, &THIS_MODULE)?;
+    dir.add::<reports::Nodes>(c_str!("nodes"), 0o400, &THIS_MODULE)?;
+    dir.add::<reports::Faults>(c_str!("faults"), 0o400, &THIS_MODULE)?;
+    Ok(dir)
+}
+
 impl Drop for AllocProf {
     fn drop(&mut self) {
         // The notifier, sysctl and /proc file go first: removing them waits
         // for their running callers, some of which wait for the state lock.
         drop(self.modules.take());
-        self.profiling.remove_sysctl();
+        drop(self.sysctl.take());
         drop(self.proc.take());
         drop(self.debugfs.take());
         self.profiling.unregister();

@@ -47,6 +47,9 @@ impl SiteId {
     /// The number of id values, 0 included.
     pub(crate) const SPACE: usize = 1 << 16;
 
+    /// The lowest id: where a walk of every call site starts.
+    pub(crate) const FIRST: SiteId = SiteId(NonZeroU16::MIN);
+
     /// The id `raw`, if it is one (not 0).
     #[inline(always)]
     pub(crate) fn new(raw: u16) -> Option<Self> {

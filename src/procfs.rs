@@ -27,7 +27,7 @@ use crate::state::Profiling;
 use crate::sys::param::ParamValue;
 use crate::sys::procfs::{Ioctl, IoctlArg, SeqFile, SeqSource};
 use crate::sys::uapi::{self, Filter, Record};
-use crate::tags::{Registry, SiteView};
+use crate::tags::{SiteView, Sites};
 use crate::text::write_figures;
 
 /// The format of `/proc/allocinfo`.
@@ -121,35 +121,29 @@ pub(crate) struct Cursor {
     state: Mutex<CursorState>,
 }
 
-/// The record of call site `id` if it passes filter `f`, as the interface
-/// returns it.  Names, line and accuracy are tested first, reading only the
-/// names filtered on; the per-CPU counters are summed only for a call site
-/// that passed them.  `None` also for a call site the text file does not
-/// show (one of a module gone, with nothing allocated any more).
-fn record(
-    p: &Profiler,
-    id: SiteId,
-    site: &SiteView<'_>,
-    f: &Filter<'_>,
-) -> Option<uapi::TagDataBuf> {
+/// The record of call site `site` if it passes filter `f`, as the
+/// interface returns it.  Names, line and accuracy are tested first,
+/// reading only the names filtered on; the per-CPU counters are summed
+/// only for a call site that passed them.  `None` also for a call site the
+/// text file does not show ([`SiteView::visible`]).
+fn record(site: &SiteView<'_>, f: &Filter<'_>) -> Option<uapi::TagDataBuf> {
     let name_is = |name: &[u8], template: &[u8]| uapi::name_suffix(name) == template;
-    let inaccurate = || site.inaccurate() || p.inaccurate.get(id);
     let m = f.mask;
     if (m & uapi::MASK_MODNAME != 0
         && !site
             .module()
             .map_or(f.modname.is_empty(), |name| name_is(name, f.modname)))
         || (m & uapi::MASK_LINENO != 0 && u64::from(site.line()) != f.lineno)
-        || (m & uapi::MASK_INACCURATE != 0 && inaccurate() != f.inaccurate)
+        // `f.inaccurate`: the inaccurate call sites are asked for, else
+        // the accurate ones.
+        || (m & uapi::MASK_INACCURATE != 0 && site.accurate() == f.inaccurate)
         || (m & uapi::MASK_FILENAME != 0 && !site.file_is(f.filename, uapi::STR_SIZE - 1))
         || (m & uapi::MASK_FUNCTION != 0 && !site.function_is(f.function, uapi::STR_SIZE - 1))
+        || !site.visible()
     {
         return None;
     }
-    let totals = p.counters.read(id);
-    if site.gone() && totals.is_zero() {
-        return None;
-    }
+    let totals = site.totals();
     let bytes = totals.bytes as u64;
     if (m & uapi::MASK_MIN_SIZE != 0 && bytes < f.min_size)
         || (m & uapi::MASK_MAX_SIZE != 0 && bytes > f.max_size)
@@ -163,23 +157,13 @@ fn record(
         line: site.line().into(),
         bytes,
         calls: totals.calls,
-        accurate: !inaccurate(),
+        accurate: site.accurate(),
     }))
 }
 
-/// The first call site from `from` on that passes `f`, with its record.
-fn next_record(
-    p: &Profiler,
-    registry: &mut Registry,
-    from: Option<SiteId>,
-    f: &Filter<'_>,
-) -> Option<(SiteId, uapi::TagDataBuf)> {
-    let mut found = None;
-    registry.scan(from?, |id, site| {
-        found = record(p, id, &site, f).map(|r| (id, r));
-        found.is_some()
-    });
-    found
+/// The call site's id with its record, if it passes `f`.
+fn id_record(site: SiteView<'_>, f: &Filter<'_>) -> Option<(SiteId, uapi::TagDataBuf)> {
+    Some((site.id(), record(&site, f)?))
 }
 
 /// Whether the text file has more than `pos` records, counted without
@@ -189,22 +173,8 @@ fn next_record(
 /// that are no record (its free tags, and the lines of Rust modules gone
 /// with nothing allocated), so a position short of the ids may still be
 /// past the end, where `GET_AT` must change nothing.
-fn has_records(p: &Profiler, registry: &mut Registry, pos: u64) -> bool {
-    let mut n = 0u64;
-    if let Some(from) = first() {
-        registry.scan(from, |id, site| {
-            if !site.gone() || !p.counters.read(id).is_zero() {
-                n += 1;
-            }
-            n > pos
-        });
-    }
-    n > pos
-}
-
-/// The first call site id.
-fn first() -> Option<SiteId> {
-    SiteId::new(1)
+fn has_records(sites: &Sites<'_>, pos: usize) -> bool {
+    sites.iter().filter(SiteView::visible).nth(pos).is_some()
 }
 
 fn get_at(info: &AllocInfo, cursor: &Cursor, arg: IoctlArg<uapi::GetAtBuf>) -> Result<i64> {
@@ -214,7 +184,7 @@ fn get_at(info: &AllocInfo, cursor: &Cursor, arg: IoctlArg<uapi::GetAtBuf>) -> R
     if f.mask & !uapi::MASKS != 0 || (f.mask & both == both && f.min_size > f.max_size) {
         return Err(EINVAL);
     }
-    let pos = uapi::get_at_pos(&b);
+    let pos = usize::try_from(uapi::get_at_pos(&b)).unwrap_or(usize::MAX);
     let mut state = cursor.state.lock();
     let filter = if f.mask != 0 {
         uapi::filter_bytes(&b)
@@ -224,21 +194,13 @@ fn get_at(info: &AllocInfo, cursor: &Cursor, arg: IoctlArg<uapi::GetAtBuf>) -> R
     let found = info
         .profiling
         .with_profiler(|p| {
-            let mut registry = p.registry.lock();
+            let sites = p.sites();
             // Past the end of the whole file: nothing changes.
-            if !has_records(p, &mut registry, pos) {
+            if !has_records(&sites, pos) {
                 return Err(ENOENT);
             }
-            let mut from = first();
-            let mut skip = pos;
-            while let Some((id, r)) = next_record(p, &mut registry, from, &f) {
-                if skip == 0 {
-                    return Ok(Some((id, r)));
-                }
-                skip -= 1;
-                from = SiteId::new(id.get().checked_add(1).unwrap_or(0));
-            }
-            Ok(None)
+            let record = sites.iter().filter_map(|site| id_record(site, &f)).nth(pos);
+            Ok(record)
         })
         .unwrap_or(Err(ENOENT))?;
     let Some((id, r)) = found else {
@@ -260,7 +222,7 @@ fn get_at(info: &AllocInfo, cursor: &Cursor, arg: IoctlArg<uapi::GetAtBuf>) -> R
 fn get_next(info: &AllocInfo, cursor: &Cursor, arg: IoctlArg<uapi::TagDataBuf>) -> Result<i64> {
     let mut state = cursor.state.lock();
     let from = match state.position {
-        Position::Start => first(),
+        Position::Start => Some(SiteId::FIRST),
         Position::After(id) => SiteId::new(id.get().checked_add(1).unwrap_or(0)),
         Position::End => None,
     };
@@ -268,7 +230,11 @@ fn get_next(info: &AllocInfo, cursor: &Cursor, arg: IoctlArg<uapi::TagDataBuf>) 
     let f = uapi::get_at_filter(&filter_buf);
     let found = info
         .profiling
-        .with_profiler(|p| next_record(p, &mut p.registry.lock(), from, &f))
+        .with_profiler(|p| {
+            p.sites()
+                .iter_from(from?)
+                .find_map(|site| id_record(site, &f))
+        })
         .flatten();
     let Some((id, r)) = found else {
         state.position = Position::Start;
@@ -281,34 +247,30 @@ fn get_next(info: &AllocInfo, cursor: &Cursor, arg: IoctlArg<uapi::TagDataBuf>) 
     Ok(0)
 }
 
-/// Writes call site `id`'s line in upstream's format `format` (an
-/// unloaded module's only while it has memory allocated).
-fn show_line(out: &mut SeqFile, p: &Profiler, registry: &mut Registry, id: SiteId, format: Format) {
-    let nodes =
-        format == Format::V2 && registry.flags(id).is_some_and(|f| f.contains(Flags::NODES));
+/// Writes call site `id`'s line in upstream's format `format`, if it is
+/// shown ([`SiteView::visible`]).
+fn show_line(out: &mut SeqFile, p: &Profiler, id: SiteId, format: Format) {
+    let mut sites = p.sites();
     // Only the ids of a section in the registry: the section `seek`
     // found may have gone since, and a shorter one taken its ids.
-    registry.with_site(id, |site, gone, tag_inaccurate| {
-        let totals = p.counters.read(id);
-        if !gone || !totals.is_zero() {
-            let accurate = !tag_inaccurate && !p.inaccurate.get(id);
-            write_figures(out, totals, site);
-            if format == Format::V2 && !accurate {
-                out.write(b" accurate:no");
-            }
-            if nodes {
-                write_nodes(out, p, id);
-            }
-            out.write(b" \n");
-        }
-    });
+    let Some(site) = sites.get(id).filter(SiteView::visible) else {
+        return;
+    };
+    write_figures(out, site.totals(), &site.site());
+    if format == Format::V2 && !site.accurate() {
+        out.write(b" accurate:no");
+    }
+    if format == Format::V2 && site.flags().is_some_and(|f| f.contains(Flags::NODES)) {
+        write_nodes(out, p, id);
+    }
+    out.write(b" \n");
 }
 
 /// ` node:N=BYTES/CALLS` for each node with watched pages of `id`.
 fn write_nodes(out: &mut SeqFile, p: &Profiler, id: SiteId) {
     use core::fmt::Write;
     let mut after = None;
-    while let Some(row) = p.watch.next_node(id, after) {
+    while let Some(row) = p.watched_node(id, after) {
         let _ = write!(out, " node:{}={}/{}", row.node.get(), row.bytes, row.calls);
         after = Some(row.node);
     }
@@ -334,7 +296,7 @@ impl SeqSource for AllocInfo {
             uapi::IOC_CONTENT_ID => {
                 let id = self
                     .profiling
-                    .with_profiler(|p| p.registry.lock().content_id(p.generation))
+                    .with_profiler(Profiler::content_id)
                     .unwrap_or(0);
                 cmd.arg().write(&uapi::content_id(id))?;
                 Ok(0)
@@ -352,7 +314,7 @@ impl SeqSource for AllocInfo {
         // Past the last id: the end.
         let from = SiteId::new(u16::try_from(pos).ok()?)?;
         self.profiling
-            .with_profiler(|p| p.registry.lock().seek(from))?
+            .with_profiler(|p| p.sites().seek(from))?
             .map(|id| id.get().into())
     }
 
@@ -369,6 +331,6 @@ impl SeqSource for AllocInfo {
             return;
         };
         self.profiling
-            .with_profiler(|p| show_line(out, p, &mut p.registry.lock(), id, self.format));
+            .with_profiler(|p| show_line(out, p, id, self.format));
     }
 }

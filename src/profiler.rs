@@ -18,7 +18,7 @@ use kernel::{prelude::*, ThisModule};
 
 use crate::counters::Counters;
 use crate::debug::{report, Report, Reports};
-use crate::faults::{Faults, Knobs};
+use crate::faults::{Entry as FaultEntry, Faults, Knobs};
 use crate::ids::{page_reference_id, Flags, SiteId};
 use crate::page::{self, PageRefs};
 use crate::query::{final_flags, LoadCommands, Query, OWN_MODULE};
@@ -29,11 +29,11 @@ use crate::sys::{
         new_generation, Backend, FailKind, Gfp, ObjSlot, OwnMemory, Registration, Tag, TagSection,
     },
     debugfs::writes_locked_down,
-    mm::{max_pfn, Pfn},
+    mm::{max_pfn, NodeId, Pfn},
     sync::TryMutex,
 };
-use crate::tags::{Inaccurate, Registry};
-use crate::watch::{Watch, WatchId};
+use crate::tags::{Inaccurate, Registry, Sites};
+use crate::watch::{AgeRow, ChainRow, NodeRow, Stats, Watch, WatchId};
 
 /// The profiler of one registration of the back end: made before it
 /// registers, freed after it unregistered (by its [`Registration`]).
@@ -47,24 +47,24 @@ pub(crate) struct Profiler {
     /// The registration's generation, for page references (`ids.rs`):
     /// taken before registering, as the hooks may run inside `register`
     /// already (adopting the kernel's boot record).
-    pub(crate) generation: u32,
+    generation: u32,
     /// Where each id's counters are; dropped before `registry`, which owns
     /// the counters it points to.
-    pub(crate) counters: Counters,
-    pub(crate) pages: PageRefs,
+    counters: Counters,
+    pages: PageRefs,
     /// The call sites whose figures miss allocations.
-    pub(crate) inaccurate: Inaccurate,
+    inaccurate: Inaccurate,
     /// The allocations of call sites with `s`, `a` or `n` (`control.rs`).
     #[pin]
-    pub(crate) watch: Watch,
+    watch: Watch,
     /// The code-tag sections: taken by section callbacks (under the kernel's
     /// code-tag lock) and by `/proc/allocinfo` readers, tried by `show_mem`;
     /// never by an allocation.
     #[pin]
-    pub(crate) registry: TryMutex<Registry>,
+    registry: TryMutex<Registry>,
     /// The call sites with `f` (`faults.rs`).
     #[pin]
-    pub(crate) faults: Faults,
+    faults: Faults,
     /// The commands of `control=`, applied to each module that loads
     /// (`Profiler::apply_load_commands`) and to each Rust line of the
     /// kernel's pool when a hook first sees it (`Profiler::settle`): set
@@ -153,6 +153,107 @@ impl Profiler {
                 failed
             );
         }
+    }
+}
+
+/// What the load message says of a profiler.
+#[derive(Default)]
+pub(crate) struct Footprint {
+    /// The call sites of the loaded images.
+    pub(crate) sites: usize,
+    /// The bytes of the page back-references.
+    pub(crate) pages: usize,
+    /// The per-CPU bytes of the counters, a CPU's share.
+    pub(crate) counters: usize,
+    /// The bytes of the table of counter addresses.
+    pub(crate) table: usize,
+}
+
+impl Profiler {
+    // What the other files read of the profiler, and ask of it outside
+    // the hooks: the listings (`procfs.rs`, `showmem.rs`, `control.rs`,
+    // `reports.rs`), the state (`state.rs`) and the load message
+    // (`allocprof.rs`).
+
+    /// The call sites, for the listings (`/proc/allocinfo`, the control
+    /// file, the reports): the registry, locked.  Process context.
+    pub(crate) fn sites(&self) -> Sites<'_> {
+        Sites::new(self.registry.lock(), &self.counters, &self.inaccurate)
+    }
+
+    /// As [`Profiler::sites`], for `show_mem()`: the registry only tried,
+    /// `None` while it is busy.  Task context only (`task_context`): a
+    /// mutex is not tried from an interrupt.
+    pub(crate) fn try_sites(&self) -> Option<Sites<'_>> {
+        let registry = self.registry.try_lock()?;
+        Some(Sites::new(registry, &self.counters, &self.inaccurate))
+    }
+
+    /// A number that changes whenever call sites come or go, or the
+    /// profiler is registered again (`ALLOCINFO_IOC_CONTENT_ID`,
+    /// [`Registry::content_id`]).
+    pub(crate) fn content_id(&self) -> u64 {
+        self.registry.lock().content_id(self.generation)
+    }
+
+    /// Marks every call site of the loaded images inaccurate: allocations
+    /// may have been made there that were not counted (profiling started
+    /// late, or was off for a while).
+    pub(crate) fn mark_all_inaccurate(&self) {
+        self.registry.lock().mark_all_inaccurate(&self.inaccurate);
+    }
+
+    /// Page allocations beyond the back-reference array, not counted.
+    pub(crate) fn untracked_pages(&self) -> u64 {
+        self.pages.untracked()
+    }
+
+    /// What the load message says: call sites and table sizes.
+    pub(crate) fn footprint(&self) -> Footprint {
+        let registry = self.registry.lock();
+        Footprint {
+            sites: registry.nr_sites(),
+            pages: self.pages.size(),
+            counters: registry.counter_bytes(),
+            table: self.counters.table_size(),
+        }
+    }
+
+    /// Makes the watch tables, if they are not made yet, before a control
+    /// write gives `s`, `a` or `n` (process context).
+    pub(crate) fn prepare_watch(&self) -> Result {
+        self.watch.prepare()
+    }
+
+    /// The `stacks` report's rows: the live watched chains, biggest first.
+    pub(crate) fn watched_chains(&self) -> Result<KVVec<ChainRow>> {
+        self.watch.chains()
+    }
+
+    /// The `ages` report's rows ([`Watch::ages`]).
+    pub(crate) fn watched_ages(&self) -> Result<KVVec<AgeRow>> {
+        self.watch.ages()
+    }
+
+    /// The `nodes` report's rows ([`Watch::nodes`]).
+    pub(crate) fn watched_nodes(&self) -> Result<KVVec<NodeRow>> {
+        self.watch.nodes()
+    }
+
+    /// What the watch tables hold, for the reports' statistics line.
+    pub(crate) fn watch_stats(&self) -> Stats {
+        self.watch.stats()
+    }
+
+    /// The watched pages of `site` on the lowest node above `after` that
+    /// has any ([`Watch::next_node`]): `/proc/allocinfo`'s `node:` fields.
+    pub(crate) fn watched_node(&self, site: SiteId, after: Option<NodeId>) -> Option<NodeRow> {
+        self.watch.next_node(site, after)
+    }
+
+    /// The `faults` report's rows: the call sites with `f`, by id.
+    pub(crate) fn fault_rows(&self) -> Result<KVec<FaultEntry>> {
+        self.faults.rows()
     }
 }
 
@@ -283,7 +384,7 @@ impl<C: Checks> Backend for Hooks<C> {
     }
 
     fn show_mem(p: &Profiler, count: u32) {
-        showmem::show(&p.registry, &p.counters, count)
+        showmem::show(count, || p.try_sites())
     }
 
     fn should_fail(p: &Profiler, tag: Tag<'_>, kind: FailKind, size: usize, gfp: Gfp) -> bool {

@@ -15,23 +15,24 @@
 //! must not be tried from an interrupt).  The top sites are picked into a
 //! small array on the stack.
 
-use crate::counters::{Counters, Totals};
+use crate::counters::Totals;
 use crate::ids::SiteId;
 use crate::sys::printk::{self, SizeText};
-use crate::sys::sync::{task_context, TryMutex};
-use crate::tags::Registry;
+use crate::sys::sync::task_context;
+use crate::tags::Sites;
 
 /// At most this many call sites are printed (the kernel asks for 10).
 const MAX_TOP: usize = 16;
 
-/// Prints the `count` call sites of `registry` with the most bytes
-/// allocated, as `counters` counted them.
-pub(crate) fn show(registry: &TryMutex<Registry>, counters: &Counters, count: u32) {
+/// Prints the `count` call sites with the most bytes allocated, of the
+/// call sites `try_sites` gives: called only in task context, it tries the
+/// registry lock.
+pub(crate) fn show<'a>(count: u32, try_sites: impl FnOnce() -> Option<Sites<'a>>) {
     let count = (count as usize).min(MAX_TOP);
     if count == 0 || !task_context() {
         return;
     }
-    let Some(mut registry) = registry.try_lock() else {
+    let Some(mut sites) = try_sites() else {
         return;
     };
 
@@ -40,31 +41,28 @@ pub(crate) fn show(registry: &TryMutex<Registry>, counters: &Counters, count: u3
     // the ones read here, so the list is in order even while they change.
     let mut top: [(Option<SiteId>, Totals); MAX_TOP] = [(None, Totals::default()); MAX_TOP];
     let mut nr = 0;
-    registry.for_each_id(|id, gone| {
-        let totals = counters.read(id);
-        // As in /proc/allocinfo: an unloaded module's call site only while
-        // it has memory allocated.
-        if gone && totals.is_zero() {
-            return;
-        }
+    for site in sites.iter().filter(|site| site.visible()) {
+        let totals = site.totals();
         let Some(i) = (0..count).find(|&i| i == nr || totals.bytes > top[i].1.bytes) else {
-            return;
+            continue;
         };
         nr = (nr + 1).min(count);
         top.copy_within(i..nr - 1, i + 1);
-        top[i] = (Some(id), totals);
-    });
+        top[i] = (Some(site.id()), totals);
+    }
     if nr == 0 {
         return;
     }
 
     printk::notice(b"Memory allocations:");
     for (id, totals) in &top[..nr] {
-        let Some(id) = *id else {
+        let Some(site) = id.and_then(|id| sites.get(id)) else {
             continue;
         };
-        registry.with_site(id, |site, _, _| {
-            printk::notice_site(&SizeText::new(totals.bytes as u64), totals.calls, site);
-        });
+        printk::notice_site(
+            &SizeText::new(totals.bytes as u64),
+            totals.calls,
+            &site.site(),
+        );
     }
 }

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The profiling state: on, off or never ([`Mode`]), and the registered
-//! profiler.  The module makes it at load and owns it; each user gets it
-//! through the data pointer its C interface offers: `vm.mem_profiling`
-//! shows and changes it (`ctl_table.data`, below), `/proc/allocinfo`
-//! (`procfs.rs`) and the debugfs files (`control.rs`) reach the profiler
-//! through it.
+//! profiler.  The module makes it at load and owns it, as it owns the
+//! files that use it; each of them gets it through the data pointer its C
+//! interface offers: `vm.mem_profiling` shows and changes it
+//! (`ctl_table.data`, below), `/proc/allocinfo`
+//! (`procfs.rs`) and the debugfs files (`control.rs`, `reports.rs`) reach
+//! the profiler through it.
 
-use kernel::{c_str, new_mutex, prelude::*, sync::Arc, sync::Mutex, ThisModule};
+use kernel::{new_mutex, prelude::*, sync::Arc, sync::Mutex, ThisModule};
 
 use crate::profiler::{DebugChecks, Hooks, NoChecks, Profiler};
 use crate::sys::backend::{Adoption, Registration};
 use crate::sys::module::ModuleEvents;
-use crate::sys::sysctl::{Sysctl, SysctlValue};
+use crate::sys::sysctl::{SysctlFile, SysctlValue};
 use crate::sysctl::Mode;
 
 /// What the state lock of [`Profiling`] guards.
@@ -20,10 +21,6 @@ struct Inner {
     mode: Mode,
     /// While profiling is on or off (not `never`): the registered profiler.
     registration: Option<Registration<Profiler>>,
-    /// `vm.mem_profiling`, made read-only by `never`.  It holds a reference
-    /// on the [`Profiling`] it is in: [`Profiling::remove_sysctl`] takes it
-    /// out at unload, which lets both go.
-    sysctl: Option<Sysctl<Profiling>>,
 }
 
 /// The profiling state of the loaded module.
@@ -36,7 +33,7 @@ pub(crate) struct Profiling {
     /// allocprof's module, whose frames the profiler's call chains leave out.
     module: &'static ThisModule,
     /// `debug=1`: the hooks that check what they see are registered, and
-    /// `vm.mem_profiling` is read-only.
+    /// `vm.mem_profiling` is read-only ([`Profiling::sysctl_mode`]).
     debug: bool,
 }
 
@@ -49,7 +46,6 @@ impl Profiling {
                 inner <- new_mutex!(Inner {
                     mode,
                     registration: None,
-                    sysctl: None,
                 }),
                 module,
                 debug,
@@ -86,16 +82,15 @@ impl Profiling {
         self.inner.lock().mode
     }
 
-    /// Changes the profiling state (from the sysctl).
-    pub(crate) fn set_mode(&self, new: Mode) -> Result {
+    /// Changes the profiling state, written to `file` (`vm.mem_profiling`),
+    /// which `never` makes read-only.
+    pub(crate) fn set_mode(&self, new: Mode, file: &SysctlFile<'_>) -> Result {
         let mut inner = self.inner.lock();
         match (inner.mode, new) {
             (Mode::Never, _) => return Err(EPERM),
             (_, Mode::Never) => {
                 unregister(&mut inner);
-                if let Some(s) = &inner.sysctl {
-                    s.set_read_only();
-                }
+                file.set_read_only();
                 pr_info!(
                     "profiling off for good (mem_profiling=never); reload the module to start again\n"
                 );
@@ -106,8 +101,7 @@ impl Profiling {
                     // Allocations made while it was off were not counted,
                     // except allocprof's own tables, counted from now on.
                     if old == Mode::Off && on_off == Mode::On {
-                        let p = r.data();
-                        p.registry.lock().mark_all_inaccurate(&p.inaccurate);
+                        r.data().mark_all_inaccurate();
                         Profiler::count_own(r);
                     }
                 }
@@ -136,9 +130,8 @@ impl Profiling {
         } else {
             Registration::register::<Hooks<NoChecks>>(profiler)?
         };
-        let p = registration.data();
         if registration.adoption().is_none() || !on {
-            p.registry.lock().mark_all_inaccurate(&p.inaccurate);
+            registration.data().mark_all_inaccurate();
         }
         registration.enable(on);
         if on {
@@ -148,31 +141,16 @@ impl Profiling {
         Ok(())
     }
 
-    /// Makes `/proc/sys/vm/mem_profiling`, which shows and changes `this`.
-    /// Read-only for `never`, and in debug mode, as upstream's: switching
-    /// profiling on and off leaves allocations without tags on purpose.
-    pub(crate) fn add_sysctl(this: &Arc<Self>) -> Result {
-        let mut inner = this.inner.lock();
-        let mode = if inner.mode == Mode::Never || this.debug {
+    /// The permissions of `/proc/sys/vm/mem_profiling`, which shows and
+    /// changes the state: read-only for `never`, and in debug mode, as
+    /// upstream's (switching profiling on and off leaves allocations
+    /// without tags on purpose).
+    pub(crate) fn sysctl_mode(&self) -> u16 {
+        if self.mode() == Mode::Never || self.debug {
             0o444
         } else {
             0o644
-        };
-        inner.sysctl = Some(Sysctl::register(
-            c_str!("vm"),
-            c_str!("mem_profiling"),
-            mode,
-            this.clone(),
-        )?);
-        Ok(())
-    }
-
-    /// Removes `vm.mem_profiling` (waiting for its running handlers), and
-    /// with it the file's reference on `self`.
-    pub(crate) fn remove_sysctl(&self) {
-        // Out of the lock first: the running handlers may wait for it.
-        let sysctl = self.inner.lock().sysctl.take();
-        drop(sysctl);
+        }
     }
 
     /// Unregisters the profiler (waiting for running hooks) and frees it.
@@ -187,7 +165,7 @@ fn unregister(inner: &mut Inner) {
         return;
     };
     registration.enable(false);
-    let untracked = registration.data().pages.untracked();
+    let untracked = registration.data().untracked_pages();
     drop(registration);
     if untracked != 0 {
         pr_info!(
@@ -220,7 +198,7 @@ impl SysctlValue for Profiling {
         self.mode().write(buf)
     }
 
-    fn store(&self, input: &[u8]) -> Result {
-        self.set_mode(Mode::parse(input)?)
+    fn store(&self, input: &[u8], file: &SysctlFile<'_>) -> Result {
+        self.set_mode(Mode::parse(input)?, file)
     }
 }

@@ -9,6 +9,7 @@
 //! call sites are copied and their ids kept until their figures reach zero;
 //! only then is the range handed out again.
 
+use core::cell::Cell;
 use kernel::{
     alloc::flags::GFP_KERNEL,
     error::Result,
@@ -16,9 +17,10 @@ use kernel::{
     rbtree::{RBTree, RBTreeNode},
 };
 
-use crate::counters::{Counters, SectionCounters};
+use crate::counters::{Counters, SectionCounters, Totals};
 use crate::ids::{Flags, IdSet, SiteId, BLOCK_IDS, WATCH_ENTRIES, WATCH_FIRST};
 use crate::sys::backend::{rust_changes, OwnMemory, OwnSite, Site, Tag, TagSection, Tags};
+use crate::sys::sync::{Guard, MutexBackend};
 use crate::text::BStr;
 
 /// The call sites the profiler marked inaccurate, those with allocations
@@ -132,6 +134,39 @@ impl Section {
             return Some(id.max(self.first));
         }
         self.dead.iter().map(|d| d.id).filter(|&d| d >= id).min()
+    }
+
+    /// Its call sites from `from` on, in id order, with their names: the
+    /// tags of a loaded image that have names (not the free tags of the
+    /// kernel's pool of Rust call sites, [`Tag::named`]), or the copies
+    /// kept of a module gone (made in id order by [`Registry::remove`]).
+    fn names_from(&self, from: SiteId) -> impl Iterator<Item = (SiteId, Names<'_>)> {
+        let start = from.index().saturating_sub(self.first.index());
+        let live = self.tags().into_iter().flat_map(move |tags| {
+            (start..self.len)
+                .map_while(move |n| Some((self.first.nth_after(n)?, tags.get(n)?)))
+                .filter(|(_, tag)| tag.named())
+                .map(|(id, tag)| (id, Names::Live(tag)))
+        });
+        let kept: &[DeadSite] = if self.tags.is_some() { &[] } else { &self.dead };
+        let gone = kept
+            .iter()
+            .filter(move |d| d.id >= from)
+            .map(|d| (d.id, Names::Gone(d)));
+        Iterator::chain(live, gone)
+    }
+
+    /// The names of call site `id`, one of this section's ids; `None` for
+    /// a free tag of the kernel's pool, or an id of a module gone that was
+    /// not kept.
+    fn names_of(&self, id: SiteId) -> Option<Names<'_>> {
+        match self.tags() {
+            Some(tags) => {
+                let tag = tags.get(id.index() - self.first.index())?;
+                tag.named().then_some(Names::Live(tag))
+            }
+            None => self.dead.iter().find(|d| d.id == id).map(Names::Gone),
+        }
     }
 }
 
@@ -418,47 +453,6 @@ impl Registry {
         }
     }
 
-    /// Calls `f` with call site `id`'s names, whether its module is gone,
-    /// and whether the kernel marked its tag inaccurate; nothing if
-    /// `id` names no call site.
-    pub(crate) fn with_site(&mut self, id: SiteId, f: impl FnOnce(&Site<'_>, bool, bool)) {
-        let Some(s) = self.section_of(id) else {
-            return;
-        };
-        if let Some(tags) = s.tags() {
-            if let Some(tag) = tags.get(id.index() - s.first.index()).filter(|t| t.named()) {
-                f(&tag.site(), tag.gone(), tag.inaccurate());
-            }
-        } else if let Some(d) = s.dead.iter().find(|d| d.id == id) {
-            f(&d.site(), true, false);
-        }
-    }
-
-    /// The flags of call site `id`, if it is one of a loaded image.
-    pub(crate) fn flags(&mut self, id: SiteId) -> Option<Flags> {
-        let s = self.section_of(id)?;
-        let tag = s.tags()?.get(id.index() - s.first.index())?;
-        Some(SiteId::controlled(tag.word()).map_or(Flags::DEFAULT, |(_, f)| f))
-    }
-
-    /// Calls `f` with the id and tag of every call site of the loaded
-    /// images, in id order (not the free tags of the kernel's pool of Rust
-    /// call sites, [`Tag::named`], nor those of its lines whose module is
-    /// gone, [`Tag::gone`]).
-    pub(crate) fn for_each_tag(&mut self, mut f: impl FnMut(SiteId, Tag<'_>)) {
-        for s in self.sections.values() {
-            if let Some(tags) = s.tags() {
-                for (tag, id) in tags
-                    .iter()
-                    .zip(s.ids())
-                    .filter(|(t, _)| t.named() && !t.gone())
-                {
-                    f(id, tag);
-                }
-            }
-        }
-    }
-
     /// Calls `f` with the id and tag of every call site of the image
     /// `owner` (`TagSection::owner`), if it is loaded.
     pub(crate) fn for_each_tag_of(&mut self, owner: usize, mut f: impl FnMut(SiteId, Tag<'_>)) {
@@ -488,19 +482,6 @@ impl Registry {
             }
         }
     }
-
-    /// Calls `f` with the id of every call site, and whether its module is
-    /// gone: those of the loaded images, and the copies kept of unloaded
-    /// modules' ones.
-    pub(crate) fn for_each_id(&self, mut f: impl FnMut(SiteId, bool)) {
-        for s in self.sections.values() {
-            if s.tags.is_some() {
-                s.ids().for_each(|id| f(id, false));
-            } else {
-                s.dead.iter().for_each(|d| f(d.id, true));
-            }
-        }
-    }
 }
 
 /// The last `keep` bytes of `name`, or all of it.
@@ -508,111 +489,213 @@ fn suffix(name: &[u8], keep: usize) -> &[u8] {
     &name[name.len().saturating_sub(keep)..]
 }
 
-/// A call site as [`Registry::scan`] shows it: its names are only read
-/// when asked for.
-pub(crate) enum SiteView<'a> {
-    /// A call site of a loaded image.
+/// Where a call site's names are: read only when asked for.
+#[derive(Clone, Copy)]
+enum Names<'a> {
+    /// A call site of a loaded image: in its tag.
     Live(Tag<'a>),
-    /// One of a module gone, kept while it has memory allocated.
+    /// One of a module gone, kept while it has memory allocated: copied.
     Gone(&'a DeadSite),
 }
 
-impl SiteView<'_> {
-    pub(crate) fn file(&self) -> &[u8] {
-        match self {
-            SiteView::Live(t) => t.file(),
-            SiteView::Gone(d) => d.site().file,
+/// One call site as every listing of allocprof shows it: `/proc/allocinfo`
+/// and its `ioctl()` (`procfs.rs`), `show_mem()` (`showmem.rs`), the
+/// control file (`control.rs`) and the reports (`reports.rs`).  Its names
+/// are read, and its per-CPU counters summed (once), only when asked for.
+/// Made by [`Sites`], under the registry lock.
+pub(crate) struct SiteView<'a> {
+    id: SiteId,
+    names: Names<'a>,
+    counters: &'a Counters,
+    inaccurate: &'a Inaccurate,
+    /// Its figures, once summed.
+    totals: Cell<Option<Totals>>,
+}
+
+impl<'a> SiteView<'a> {
+    pub(crate) fn id(&self) -> SiteId {
+        self.id
+    }
+
+    /// Its live bytes and calls over all CPUs, summed the first time they
+    /// are asked for.
+    pub(crate) fn totals(&self) -> Totals {
+        if let Some(totals) = self.totals.get() {
+            return totals;
+        }
+        let totals = self.counters.read(self.id);
+        self.totals.set(Some(totals));
+        totals
+    }
+
+    /// Whether the listings show it: every call site of a loaded image,
+    /// one whose module is gone (an unloaded module's, or a Rust line's,
+    /// [`Tag::gone`]) only while it has memory allocated.  Its counters are
+    /// summed only for the latter.
+    pub(crate) fn visible(&self) -> bool {
+        !self.gone() || !self.totals().is_zero()
+    }
+
+    /// Whether its figures miss no allocation: neither the kernel marked
+    /// its tag ([`Tag::inaccurate`]) nor the profiler its id
+    /// ([`Inaccurate`]).  `accurate:no` in `/proc/allocinfo` 2.0, `accurate`
+    /// in the `ioctl()`'s records.
+    pub(crate) fn accurate(&self) -> bool {
+        let tag_inaccurate = match self.names {
+            Names::Live(t) => t.inaccurate(),
+            Names::Gone(_) => false,
+        };
+        !tag_inaccurate && !self.inaccurate.get(self.id)
+    }
+
+    /// Its module is gone (a Rust line's too, [`Tag::gone`]).
+    fn gone(&self) -> bool {
+        match self.names {
+            Names::Live(t) => t.gone(),
+            Names::Gone(_) => true,
         }
     }
 
-    pub(crate) fn function(&self) -> &[u8] {
-        match self {
-            SiteView::Live(t) => t.function(),
-            SiteView::Gone(d) => d.site().function,
+    /// Its tag, while its module is loaded: the control file's call sites.
+    fn tag(&self) -> Option<Tag<'a>> {
+        match self.names {
+            Names::Live(t) if !t.gone() => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Its flags (the control file's), if its image is loaded.
+    pub(crate) fn flags(&self) -> Option<Flags> {
+        match self.names {
+            Names::Live(t) => Some(SiteId::controlled(t.word()).map_or(Flags::DEFAULT, |(_, f)| f)),
+            Names::Gone(_) => None,
+        }
+    }
+
+    /// Its file, line, module and function.
+    pub(crate) fn site(&self) -> Site<'a> {
+        match self.names {
+            Names::Live(t) => t.site(),
+            Names::Gone(d) => d.site(),
+        }
+    }
+
+    pub(crate) fn file(&self) -> &'a [u8] {
+        match self.names {
+            Names::Live(t) => t.file(),
+            Names::Gone(d) => d.site().file,
+        }
+    }
+
+    pub(crate) fn function(&self) -> &'a [u8] {
+        match self.names {
+            Names::Live(t) => t.function(),
+            Names::Gone(d) => d.site().function,
         }
     }
 
     /// Whether the file, or its last `keep` bytes if it is longer, is
     /// `template`; reads no more of the name than it must.
     pub(crate) fn file_is(&self, template: &[u8], keep: usize) -> bool {
-        match self {
-            SiteView::Live(t) => t.file_is(template, keep),
-            SiteView::Gone(d) => suffix(d.site().file, keep) == template,
+        match self.names {
+            Names::Live(t) => t.file_is(template, keep),
+            Names::Gone(d) => suffix(d.site().file, keep) == template,
         }
     }
 
     /// As [`SiteView::file_is`], for the function.
     pub(crate) fn function_is(&self, template: &[u8], keep: usize) -> bool {
-        match self {
-            SiteView::Live(t) => t.function_is(template, keep),
-            SiteView::Gone(d) => suffix(d.site().function, keep) == template,
+        match self.names {
+            Names::Live(t) => t.function_is(template, keep),
+            Names::Gone(d) => suffix(d.site().function, keep) == template,
         }
     }
 
-    pub(crate) fn module(&self) -> Option<&[u8]> {
-        match self {
-            SiteView::Live(t) => t.module(),
-            SiteView::Gone(d) => d.site().module,
+    pub(crate) fn module(&self) -> Option<&'a [u8]> {
+        match self.names {
+            Names::Live(t) => t.module(),
+            Names::Gone(d) => d.site().module,
         }
     }
 
     pub(crate) fn line(&self) -> u32 {
-        match self {
-            SiteView::Live(t) => t.line(),
-            SiteView::Gone(d) => d.line,
-        }
-    }
-
-    /// Its module is gone (a Rust line's too, [`Tag::gone`]).
-    pub(crate) fn gone(&self) -> bool {
-        match self {
-            SiteView::Live(t) => t.gone(),
-            SiteView::Gone(_) => true,
-        }
-    }
-
-    /// The kernel marked its tag inaccurate.
-    pub(crate) fn inaccurate(&self) -> bool {
-        match self {
-            SiteView::Live(t) => t.inaccurate(),
-            SiteView::Gone(_) => false,
+        match self.names {
+            Names::Live(t) => t.line(),
+            Names::Gone(d) => d.line,
         }
     }
 }
 
-impl Registry {
-    /// Calls `f` with every call site from `from` on, in id order (the
-    /// order of `/proc/allocinfo`), until it returns true; one pass over
-    /// the sections, without a lookup per id.  The free tags of the
-    /// kernel's pool of Rust call sites are left out ([`Tag::named`]).
-    pub(crate) fn scan(&mut self, from: SiteId, mut f: impl FnMut(SiteId, SiteView<'_>) -> bool) {
-        let Some(mut cursor) = self.sections.cursor_lower_bound(&from.get()) else {
-            return;
-        };
-        loop {
-            let s = cursor.current().1;
-            if let Some(tags) = s.tags() {
-                for n in from.index().saturating_sub(s.first.index())..s.len {
-                    let (Some(id), Some(tag)) = (s.first.nth_after(n), tags.get(n)) else {
-                        break;
-                    };
-                    if tag.named() && f(id, SiteView::Live(tag)) {
-                        return;
-                    }
-                }
-            } else {
-                for id in s.ids().filter(|&id| id >= from) {
-                    if let Some(d) = s.dead.iter().find(|d| d.id == id) {
-                        if f(id, SiteView::Gone(d)) {
-                            return;
-                        }
-                    }
-                }
-            }
-            let Some(next) = cursor.move_next() else {
-                return;
-            };
-            cursor = next;
+/// The call sites, for the listings: the registry, locked, with the
+/// counters and the inaccurate set that a [`SiteView`] reads.  Made by
+/// `Profiler::sites`, or tried by `Profiler::try_sites` (`show_mem()`).
+pub(crate) struct Sites<'a> {
+    registry: Guard<'a, Registry, MutexBackend>,
+    counters: &'a Counters,
+    inaccurate: &'a Inaccurate,
+}
+
+impl<'a> Sites<'a> {
+    /// The call sites of `registry`, locked, with their figures in
+    /// `counters` and their marks in `inaccurate`.
+    pub(crate) fn new(
+        registry: Guard<'a, Registry, MutexBackend>,
+        counters: &'a Counters,
+        inaccurate: &'a Inaccurate,
+    ) -> Self {
+        Self {
+            registry,
+            counters,
+            inaccurate,
         }
+    }
+
+    /// Every call site, in id order (the order of `/proc/allocinfo`).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = SiteView<'_>> {
+        self.iter_from(SiteId::FIRST)
+    }
+
+    /// Every call site from `from` on, in id order: one pass over the
+    /// sections, without a lookup per id.  The free tags of the kernel's
+    /// pool of Rust call sites are left out ([`Tag::named`]); those of a
+    /// module gone are there: a listing shows only the visible ones
+    /// ([`SiteView::visible`]).
+    pub(crate) fn iter_from(&self, from: SiteId) -> impl Iterator<Item = SiteView<'_>> {
+        // The sections are keyed by their last id.
+        self.registry
+            .sections
+            .iter()
+            .skip_while(move |&(&last, _)| last < from.get())
+            .flat_map(move |(_, s)| s.names_from(from))
+            .map(|(id, names)| SiteView {
+                id,
+                names,
+                counters: self.counters,
+                inaccurate: self.inaccurate,
+                totals: Cell::new(None),
+            })
+    }
+
+    /// The call sites of the loaded images, in id order, with their tags:
+    /// the control file's (not those whose module is gone).
+    pub(crate) fn tags(&self) -> impl Iterator<Item = (SiteId, Tag<'_>)> {
+        self.iter().filter_map(|site| Some((site.id, site.tag()?)))
+    }
+
+    /// Call site `id`, if it is one: one lookup.
+    pub(crate) fn get(&mut self, id: SiteId) -> Option<SiteView<'_>> {
+        let names = self.registry.section_of(id)?.names_of(id)?;
+        Some(SiteView {
+            id,
+            names,
+            counters: self.counters,
+            inaccurate: self.inaccurate,
+            totals: Cell::new(None),
+        })
+    }
+
+    /// The first call site shown at or after `id` ([`Registry::seek`]).
+    pub(crate) fn seek(&mut self, id: SiteId) -> Option<SiteId> {
+        self.registry.seek(id)
     }
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Call sites as text, for every place that shows one: `/proc/allocinfo`
-//! (`procfs.rs`), the `stacks` and `ages` reports (`control.rs`) and the
+//! (`procfs.rs`), the reports (`reports.rs`) and the
 //! kernel log.
 
 use core::fmt::Write;

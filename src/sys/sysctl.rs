@@ -2,7 +2,7 @@
 
 //! One sysctl file, e.g. `/proc/sys/vm/mem_profiling`.
 
-use core::{ffi::c_void, ptr::NonNull};
+use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
 use kernel::{
     alloc::{flags::GFP_KERNEL, KBox},
     bindings,
@@ -21,9 +21,35 @@ pub(crate) trait SysctlValue: Send + Sync + 'static {
     fn show(&self, buf: &mut [u8; 16]) -> usize;
     /// Takes a whole write from a writer with `CAP_SYS_ADMIN` (the
     /// handler refuses the others with `EPERM`, as upstream's
-    /// `vm.mem_profiling` does); an error is returned to the writer
-    /// unchanged.
-    fn store(&self, input: &[u8]) -> Result;
+    /// `vm.mem_profiling` does), made to `file`; an error is returned to
+    /// the writer unchanged.
+    fn store(&self, input: &[u8], file: &SysctlFile<'_>) -> Result;
+}
+
+/// The sysctl file a write is being made to, for the value to change what
+/// the file allows: valid for the handler's call.
+///
+/// # Invariants
+///
+/// `table` is the registered table of a [`Sysctl`], whose handler is
+/// running.
+pub(crate) struct SysctlFile<'a> {
+    table: NonNull<bindings::ctl_table>,
+    _call: PhantomData<&'a ()>,
+}
+
+impl SysctlFile<'_> {
+    /// Makes the file read-only from now on (root included).
+    pub(crate) fn set_read_only(&self) {
+        // SAFETY: The table is registered, and it is the `Sysctl`'s, which
+        // waits for the running handler before it frees it (type
+        // invariant); no reference to it exists; the sysctl core reads
+        // `mode` on every permission check and never writes it, and an
+        // aligned 16-bit store cannot be seen torn.
+        unsafe {
+            core::ptr::write_volatile(core::ptr::addr_of_mut!((*self.table.as_ptr()).mode), 0o444)
+        };
+    }
 }
 
 /// # Safety
@@ -59,7 +85,17 @@ unsafe extern "C" fn handler<V: SysctlValue>(
         // SAFETY: The sysctl core copied the write into `buffer`, `*len`
         // bytes long.
         let input = unsafe { core::slice::from_raw_parts(buffer.cast::<u8>(), *len) };
-        return match value.store(input) {
+        let Some(table) = NonNull::new(table.cast_mut()) else {
+            return EINVAL.to_errno();
+        };
+        // INVARIANT: The sysctl core hands the handler the table it
+        // registered: the `Sysctl<V>`'s, which its `drop` unregisters, and
+        // so waits for this call, before freeing it.
+        let file = SysctlFile {
+            table,
+            _call: PhantomData,
+        };
+        return match value.store(input, &file) {
             Ok(()) => {
                 *pos += *len as bindings::loff_t;
                 0
@@ -94,11 +130,10 @@ pub(crate) struct Sysctl<V: SysctlValue> {
     _value: Arc<V>,
 }
 
-// SAFETY: The header and table are only used to change the mode and to
-// unregister, which any thread may do; `V` is `Send + Sync`.
+// SAFETY: The header and table are only used to unregister, which any
+// thread may do; `V` is `Send + Sync`.
 unsafe impl<V: SysctlValue> Send for Sysctl<V> {}
-// SAFETY: `set_read_only` is a single store the sysctl core reads racily by
-// design (it rechecks the mode on every open); `V` is `Sync`.
+// SAFETY: No method takes `&self`; `V` is `Sync`.
 unsafe impl<V: SysctlValue> Sync for Sysctl<V> {}
 
 impl<V: SysctlValue + 'static> Sysctl<V> {
@@ -137,16 +172,6 @@ impl<V: SysctlValue + 'static> Sysctl<V> {
             table,
             _value: value,
         })
-    }
-
-    /// Makes the file read-only from now on (root included).
-    pub(crate) fn set_read_only(&self) {
-        // SAFETY: No reference to the table exists; the sysctl core reads
-        // `mode` on every permission check and never writes it, and an
-        // aligned 16-bit store cannot be seen torn.
-        unsafe {
-            core::ptr::write_volatile(core::ptr::addr_of_mut!((*self.table.as_ptr()).mode), 0o444)
-        };
     }
 }
 
