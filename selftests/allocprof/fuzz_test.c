@@ -38,7 +38,7 @@
  * EPERM) by its exact name, so the kernel's own allocations never fail;
  * changed bytes that could spell f are not written.  Afterwards allocprof
  * is put back (the control file's "=p", vm.mem_profiling=1; reloaded if
- * it was left at never, in debug mode or unloaded): every call site at
+ * it was left at never, in debug mode, with control= or unloaded): every call site at
  * =p, no fault entry, and the known call sites exact: 0/0 once freed (the
  * frees of what was counted before any flag change still subtract), then
  * N allocations give exactly N times their unit.  A kernel report fails
@@ -1480,7 +1480,7 @@ static void t_restore(int i)
 	static const char *const mods[] = {
 		"allocprof_test2", "allocprof_churn", "allocprof_rust_test",
 	};
-	char sysctl[32] = "", dbg[8] = "";
+	char sysctl[32] = "", dbg[8] = "", control[8] = "";
 	unsigned int m;
 	int ok = fuzzed, tries;
 
@@ -1492,12 +1492,20 @@ static void t_restore(int i)
 	ok = ok && ap_write_file(AP_TESTDIR "/adopted", "free", 4) == 0;
 	ap_read_file(AP_SYSCTL, sysctl, sizeof(sysctl));
 	ap_read_file(AP_PARAMS "/debug", dbg, sizeof(dbg));
+	ap_read_file(AP_PARAMS "/control", control, sizeof(control));
 	if (!ap_module_loaded("allocprof"))
 		restore_why = "reloaded: allocprof was not loaded";
 	else if (!strcmp(sysctl, "never\n"))
 		restore_why = "reloaded: vm.mem_profiling was never";
 	else if (strcmp(dbg, "0\n"))
 		restore_why = "reloaded: loaded with debug=1 (vm.mem_profiling read-only)";
+	/*
+	 * control= reaches the call sites named after "=p": a Rust line of
+	 * allocprof's first allocating then (a debugfs file's text, read
+	 * below) follows the loader's control=, not the write before it.
+	 */
+	else if (control[0] && strcmp(control, "\n"))
+		restore_why = "reloaded: loaded with control= (lines named later would follow it)";
 	else
 		restore_why = NULL;
 	if (restore_why)
