@@ -52,7 +52,7 @@
  * 24-byte object in each of four functions whose symbols are hard to read
  * (logged as "v0-CASE-site LINE kmalloc 24 1"); each line must show once
  * with exactly its object and the name the reader's code, run on the host
- * on the module's symbols, gave:
+ * on the module's symbols (scripts/v0-names), gave:
  *  - deep::<T16>, tuples of three nested 16 deep, whose symbol names each
  *    level once and the other two by type backrefs (read past: 52 steps):
  *    func:allocprof_rust_test::deep;

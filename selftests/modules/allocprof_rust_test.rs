@@ -71,7 +71,7 @@ type V0Obj = KBox<[u8; V0_BYTES]>;
 /// type it reads, at most `ALLOC_TAG_RUST_V0_STEPS` (4096) for a symbol,
 /// the copies it makes to follow path backrefs included, and goes at most
 /// 32 deep; the steps and depths below are those its code, run on the
-/// host, took for this module's symbols.
+/// host, took for this module's symbols (scripts/v0-names).
 #[derive(Clone, Copy)]
 enum V0Case {
     /// [`deep`] with [`T16`], tuples of three nested 16 deep: the symbol
