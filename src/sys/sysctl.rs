@@ -41,14 +41,12 @@ pub(crate) struct SysctlFile<'a> {
 impl SysctlFile<'_> {
     /// Makes the file read-only from now on (root included).
     pub(crate) fn set_read_only(&self) {
-        // SAFETY: The table is registered, and it is the `Sysctl`'s, which
-        // waits for the running handler before it frees it (type
-        // invariant); no reference to it exists; the sysctl core reads
-        // `mode` on every permission check and never writes it, and an
+        let table = self.table.as_ptr();
+        // SAFETY: `table` is the registered table of a `Sysctl`, freed only
+        // after its running handler returns (type invariant), and no
+        // reference to it exists; the sysctl core only reads `mode`, and an
         // aligned 16-bit store cannot be seen torn.
-        unsafe {
-            core::ptr::write_volatile(core::ptr::addr_of_mut!((*self.table.as_ptr()).mode), 0o444)
-        };
+        unsafe { core::ptr::write_volatile(core::ptr::addr_of_mut!((*table).mode), 0o444) };
     }
 }
 
