@@ -42,6 +42,30 @@
  * this program).  After A is unloaded and B loaded, line P shows once, as
  * third()'s, with B's object; Q shows no more; Q + 1 shows fourth()'s
  * object (before the fix, P kept the name first() and Q showed at 0/0).
+ *
+ * The kernel names a Rust line's function by reading the v0 symbol of the
+ * first Rust frame outside the kernel crate's allocation code, under a raw
+ * spinlock with interrupts off, so its reader is bounded (issue #41,
+ * finding 11): at most 4096 steps (ALLOC_TAG_RUST_V0_STEPS), shared with
+ * the copies it makes to follow backrefs, at most 32 deep, and a name of
+ * fewer than KSYM_NAME_LEN bytes.  allocprof_rust_test's init allocates one
+ * 24-byte object in each of four functions whose symbols are hard to read
+ * (logged as "v0-CASE-site LINE kmalloc 24 1"); each line must show once
+ * with exactly its object and the name the reader's code, run on the host
+ * on the module's symbols (scripts/v0-names), gave:
+ *  - deep::<T16>, tuples of three nested 16 deep, whose symbol names each
+ *    level once and the other two by type backrefs (read past: 52 steps):
+ *    func:allocprof_rust_test::deep;
+ *  - wide::<...>, 5 levels of 3 closures, each level's later closures
+ *    naming the previous level by path backrefs, which the reader follows
+ *    (3147 steps): func:allocprof_rust_test::wide;
+ *  - wide::<...> with 4 closures a level (11935 steps unbounded) and
+ *    deep::<...> with u8 in 40 1-tuples (depth 33): the reader gives up on
+ *    the symbol, and the line is named after the next frame, its caller:
+ *    func:allocprof_rust_test::v0_cases.
+ * Every line of the module has a name of 1 to KSYM_NAME_LEN - 1 bytes of
+ * printable ASCII, and the kernel log has no watchdog report (soft lockup,
+ * RCU stall, hung task) or BUG since the module's load.
  */
 #include <libgen.h>
 #include <limits.h>
@@ -51,6 +75,11 @@
 #define RUST_MODULE "allocprof_rust_test"
 #define RUST_FUNC "RustTest::init"
 #define MAX_SITES 16
+/*
+ * include/linux/kallsyms.h: alloc_tag_rust_function() writes a Rust line's
+ * function name, and its NUL, in a buffer of this size.
+ */
+#define KSYM_NAME_LEN 512
 
 struct rust_site {
 	int line;
@@ -65,12 +94,36 @@ struct rust_site {
 struct rust_sites {
 	const char *tag;	/* the log lines' word: "site" or "trigger-site" */
 	const char *func;	/* the function the lines are counted for */
+	const char *what;	/* a case of the v0 symbol reader: what its symbol is */
 	struct rust_site s[MAX_SITES];
 	int n;
 };
 
 static struct rust_sites init_sites = { .tag = "site", .func = RUST_FUNC };
 static struct rust_sites trigger_sites = { .tag = "trigger-site", .func = "Extra::new" };
+
+/*
+ * The v0 symbol reader's cases (V0Case in the module), one line each, with
+ * the names the reader's code gave for the module's symbols on the host.
+ */
+static struct rust_sites v0_sites[] = {
+	{ .tag = "v0-deep-site", .func = RUST_MODULE "::deep",
+	  .what = "deep::<T16>, tuples of 3 nested 16 deep (type backrefs, 52 steps)" },
+	{ .tag = "v0-wide-site", .func = RUST_MODULE "::wide",
+	  .what = "wide::<5 levels of 3 closures> (path backrefs, 3147 steps of 4096)" },
+	{ .tag = "v0-steps-site", .func = RUST_MODULE "::v0_cases",
+	  .what = "wide::<5 levels of 4 closures> (11935 steps: given up, named after its caller)" },
+	{ .tag = "v0-depth-site", .func = RUST_MODULE "::v0_cases",
+	  .what = "deep::<u8 in 40 1-tuples> (depth 33: given up, named after its caller)" },
+};
+static const int n_v0 = ARRAY_SIZE(v0_sites);
+/* Each case's log lines before the load, and the watchdog's and BUG's lines. */
+static int v0_before[ARRAY_SIZE(v0_sites)];
+static long reports_before;
+
+/* The kernel's reports of a CPU or task stuck, and of a bug (grep -e ...). */
+#define REPORTS "soft lockup\nself-detected stall\ndetected stalls\n" \
+	"blocked for more than\nhung task\nBUG:"
 
 #define TRIGGER "/sys/kernel/debug/" RUST_MODULE "/trigger"
 #define FAULTS "/sys/kernel/debug/allocprof/faults"
@@ -218,6 +271,8 @@ static void t_unloaded(int i)
 		ok &= line_gone(&init_sites, &init_sites.s[s]);
 	for (s = 0; s < trigger_sites.n; s++)
 		ok &= line_gone(&trigger_sites, &trigger_sites.s[s]);
+	for (s = 0; s < n_v0; s++)
+		ok &= line_gone(&v0_sites[s], &v0_sites[s].s[0]);
 	ksft_test_result(ok, "after rmmod, no line of the module shows (as an unloaded C module's)\n");
 }
 
@@ -230,9 +285,15 @@ static void t_reloaded(int i)
 	for (s = 0; s < init_sites.n; s++)
 		ok &= line_is(&init_sites, &init_sites.s[s], init_sites.s[s].bytes,
 			      init_sites.s[s].calls);
+	/* A gone line's tag serves it again if the reader names it alike. */
+	for (s = 0; s < n_v0; s++)
+		ok &= line_is(&v0_sites[s], &v0_sites[s].s[0], v0_sites[s].s[0].bytes,
+			      v0_sites[s].s[0].calls);
 	ok &= ap_rmmod(RUST_MODULE) == 0;
 	for (s = 0; s < init_sites.n; s++)
 		ok &= line_gone(&init_sites, &init_sites.s[s]);
+	for (s = 0; s < n_v0; s++)
+		ok &= line_gone(&v0_sites[s], &v0_sites[s].s[0]);
 	ksft_test_result(ok, "loaded again: the same lines count it, and show no more after rmmod\n");
 }
 
@@ -323,6 +384,104 @@ static void t_trigger_free(int i)
 	for (s = 0; s < trigger_sites.n; s++)
 		ok &= line_is(&trigger_sites, &trigger_sites.s[s], 0, 0);
 	ksft_test_result(ok, "after 'echo free' to the trigger, each of its lines at 0/0\n");
+}
+
+/* A v0 case's line: exactly its object, counted for the name expected. */
+static void t_v0_site(int i)
+{
+	const struct rust_sites *set = &v0_sites[i];
+	const struct rust_site *s = &set->s[0];
+
+	ksft_test_result(line_is(set, s, s->bytes, s->calls),
+			 "v0 symbol %s: line %d: %lld bytes, %llu calls, func:%s\n", set->what,
+			 s->line, s->bytes, s->calls, set->func);
+}
+
+/*
+ * The function name of a line of /proc/allocinfo (format 2.0's keys cut),
+ * "... func:NAME ": all after " func:" but the line's last blank, in name
+ * (size bytes, "" if none); its length, or -1 if the line has no func: or
+ * the name does not fit.
+ */
+static int func_of(const char *text, char *name, size_t size)
+{
+	const char *f = strstr(text, " func:"), *end;
+
+	name[0] = '\0';
+	if (!f)
+		return -1;
+	f += strlen(" func:");
+	end = f + strlen(f);
+	if (end > f && end[-1] == ' ')
+		end--;
+	if ((size_t)(end - f) >= size)
+		return -1;
+	memcpy(name, f, end - f);
+	name[end - f] = '\0';
+	return (int)(end - f);
+}
+
+/*
+ * Every line of the module in /proc/allocinfo is well formed
+ * (ap_line_problem(), format 2.0's keys cut) and has no NUL, its func: of
+ * 1 to KSYM_NAME_LEN - 1 bytes, each printable ASCII (no control byte, no
+ * blank).
+ */
+static void t_v0_names(int i)
+{
+	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
+	struct ap_info_line l;
+	int lines = 0, bad = 0;
+
+	(void)i;
+	while (ap_info_next(&w, &l)) {
+		char name[2 * KSYM_NAME_LEN];
+		const char *problem;
+		int n, k, printable = 1, nul = l.len != strlen(l.text);
+
+		if (!strstr(l.text, " [" RUST_MODULE "] "))
+			continue;
+		lines++;
+		ap_cut_inaccurate(l.text);
+		l.len = strlen(l.text);
+		ap_info_parse(&l);
+		problem = nul ? "a NUL" : ap_line_problem(&l);
+		n = func_of(l.text, name, sizeof(name));
+		for (k = 0; k < n; k++)
+			printable &= name[k] > ' ' && name[k] < 0x7f;
+		if (n >= 1 && n <= KSYM_NAME_LEN - 1 && printable && !problem)
+			continue;
+		if (++bad <= 3)
+			ksft_print_msg("%s: func: of %d bytes%s%s%s\n", l.text, n,
+				       printable ? "" : ", not printable", problem ? ", line: " : "",
+				       problem ? problem : "");
+	}
+	if (ap_lines_end(&w))
+		lines = -1;
+	ksft_test_result(lines > 0 && !bad,
+			 "%d lines of %s: each func: 1 to %d bytes of printable ASCII, the line well formed\n",
+			 lines, RUST_MODULE, KSYM_NAME_LEN - 1);
+}
+
+static long reports(void)
+{
+	return ap_klog_grep(REPORTS, 0, NULL);
+}
+
+static void t_v0_log(int i)
+{
+	long now = reports();
+	char *lines = NULL;
+
+	(void)i;
+	if (now != reports_before && ap_klog_grep(REPORTS, 0, &lines) > 0) {
+		fputs(lines, stderr);
+		ksft_print_msg("%ld such lines in the kernel log, %ld before the module's load\n",
+			       now, reports_before);
+	}
+	free(lines);
+	ksft_test_result(now == reports_before,
+			 "kernel log: no soft lockup, stall, hung task or BUG since the module's load\n");
 }
 
 /*
@@ -534,6 +693,9 @@ static const struct ap_step steps[] = {
 	AP_STEP_EACH(t_site, &init_sites.n),
 	AP_STEP_EACH(t_trigger_site, &trigger_sites.n),
 	AP_STEP(t_trigger_free),
+	AP_STEP_EACH(t_v0_site, &n_v0),
+	AP_STEP(t_v0_names),
+	AP_STEP(t_v0_log),
 	AP_STEP(t_no_helper),
 	AP_STEP(t_unloaded),
 	AP_STEP(t_reloaded),
@@ -544,7 +706,7 @@ static const struct ap_step steps[] = {
 
 int main(void)
 {
-	int before;
+	int before, i;
 
 	ksft_print_header();
 	if (ap_start(NULL))
@@ -552,10 +714,17 @@ int main(void)
 	if (ap_module_loaded(RUST_MODULE) && ap_rmmod(RUST_MODULE))
 		ksft_exit_fail_msg("cannot unload %s\n", RUST_MODULE);
 	before = logged_sites();
+	for (i = 0; i < n_v0; i++)
+		v0_before[i] = logged(&v0_sites[i]);
+	reports_before = reports();
 	if (ap_modprobe(RUST_MODULE, NULL))
 		ksft_exit_fail_msg("cannot load %s\n", RUST_MODULE);
 	if (read_set(&init_sites, before))
 		ksft_exit_fail_msg("%s logged no sites the test can read\n", RUST_MODULE);
+	for (i = 0; i < n_v0; i++)
+		if (read_set(&v0_sites[i], v0_before[i]) || v0_sites[i].n != 1)
+			ksft_exit_fail_msg("%s logged no %s line the test can read\n", RUST_MODULE,
+					   v0_sites[i].tag);
 	before = logged(&trigger_sites);
 	if (ap_write_file(TRIGGER, "alloc\n", 6) || read_set(&trigger_sites, before))
 		ksft_exit_fail_msg("%s: no allocations from its trigger the test can read\n",

@@ -18,6 +18,12 @@
 //! words.  Writing `kvgrow` grows a `KVVec` by pushes on one line, each
 //! growth a `kvrealloc()`, and frees it ([`kv_grow`]): `ENOMEM` if a push
 //! fails, else it logs `kvgrow-site LINE` (for `fault_test`).
+//!
+//! Its init also allocates from functions whose symbols are hard for the
+//! kernel's reader of Rust v0 symbol names (lib/alloc_tag_rust.c, which
+//! names each Rust line's function; issue #41, finding 11): one object of
+//! [`V0_BYTES`] bytes each, at a line logged as `v0-CASE-site LINE kmalloc
+//! SIZE 1` ([`V0Case`]).
 
 use core::mem::{size_of, MaybeUninit};
 use core::ptr::{self, NonNull};
@@ -55,11 +61,131 @@ struct ArcAllocation {
 type Boxed = KBox<[u8; 200]>;
 type Big = VBox<MaybeUninit<[u8; VBOX_BYTES]>>;
 
+/// What each function of the symbol reader's cases allocates.
+const V0_BYTES: usize = 24;
+type V0Obj = KBox<[u8; V0_BYTES]>;
+
+/// The cases of the v0 symbol reader (lib/alloc_tag_rust.c), by the word
+/// of their log line, `v0-WORD-site`; rust_sites_test knows the function
+/// name each line must show.  The reader takes a step for each path and
+/// type it reads, at most `ALLOC_TAG_RUST_V0_STEPS` (4096) for a symbol,
+/// the copies it makes to follow path backrefs included, and goes at most
+/// 32 deep; the steps and depths below are those its code, run on the
+/// host, took for this module's symbols (scripts/v0-names).
+#[derive(Clone, Copy)]
+enum V0Case {
+    /// [`deep`] with [`T16`], tuples of three nested 16 deep: the symbol
+    /// spells each level once and names the other two by type backrefs,
+    /// which the reader reads past (52 steps, depth 18).
+    Deep,
+    /// [`wide`] with 5 levels of [`level3`]'s closures: each level's second
+    /// and third closure name their parent path, the previous level in
+    /// full, by a path backref, which the reader follows, so that each
+    /// level triples its reading (3147 steps, depth 30).
+    Wide,
+    /// [`wide`] with 5 levels of [`level4`]'s closures: the reading would
+    /// take 11935 steps; the reader gives up at step 4097 and the line is
+    /// named after the next frame, [`v0_cases`].
+    Steps,
+    /// [`deep`] with [`D40`]: the reader gives up at depth 33, and the line
+    /// is named after [`v0_cases`] too.
+    Depth,
+}
+
+impl V0Case {
+    fn word(self) -> &'static str {
+        match self {
+            V0Case::Deep => "deep",
+            V0Case::Wide => "wide",
+            V0Case::Steps => "steps",
+            V0Case::Depth => "depth",
+        }
+    }
+}
+
+fn v0_site(case: V0Case, line: u32) {
+    pr_info!("v0-{}-site {line} kmalloc {V0_BYTES} 1\n", case.word());
+}
+
+/// One object, its line logged for `case`.  Not inlined, so that the line
+/// is counted for the frame of `deep::<T>`, whose symbol names `T`.
+// `T` is there only to be named in the symbol.
+#[allow(clippy::extra_unused_type_parameters)]
+#[inline(never)]
+fn deep<T>(case: V0Case) -> Result<V0Obj> {
+    let at = line!() + 1;
+    let obj = KBox::new([0u8; V0_BYTES], GFP_KERNEL)?;
+    v0_site(case, at);
+    Ok(obj)
+}
+
+/// [`deep`] for a type given by a value (closures cannot be named).
+#[inline(never)]
+fn wide<T>(_: T, case: V0Case) -> Result<V0Obj> {
+    let at = line!() + 1;
+    let obj = KBox::new([0u8; V0_BYTES], GFP_KERNEL)?;
+    v0_site(case, at);
+    Ok(obj)
+}
+
+type T1 = (u8, u8, u8);
+type T2 = (T1, T1, T1);
+type T3 = (T2, T2, T2);
+type T4 = (T3, T3, T3);
+type T5 = (T4, T4, T4);
+type T6 = (T5, T5, T5);
+type T7 = (T6, T6, T6);
+type T8 = (T7, T7, T7);
+type T9 = (T8, T8, T8);
+type T10 = (T9, T9, T9);
+type T11 = (T10, T10, T10);
+type T12 = (T11, T11, T11);
+type T13 = (T12, T12, T12);
+type T14 = (T13, T13, T13);
+type T15 = (T14, T14, T14);
+/// 3^16 `u8`s, a type only: never made.
+type T16 = (T15, T15, T15);
+
+/// `$t` in `(..,)` once for each token after the `;`.
+macro_rules! nest {
+    ($t:ty;) => { $t };
+    ($t:ty; $x:tt $($rest:tt)*) => { nest!(($t,); $($rest)*) };
+}
+/// `u8` in 40 1-tuples.
+type D40 = nest!(u8; x x x x x x x x x x x x x x x x x x x x
+                     x x x x x x x x x x x x x x x x x x x x);
+
+/// Three closures, whose types have the generic arguments of
+/// `level3::<T>`: a symbol that names the tuple spells the path
+/// `level3::<T>` in the first closure's and refers back to it in the other
+/// two's.
+fn level3<T>(_: T) -> (impl Fn(), impl Fn(), impl Fn()) {
+    (|| {}, || {}, || {})
+}
+
+/// [`level3`] with four closures.
+fn level4<T>(_: T) -> (impl Fn(), impl Fn(), impl Fn(), impl Fn()) {
+    (|| {}, || {}, || {}, || {})
+}
+
+/// The objects of the v0 cases, kept until unload.  Not inlined: the lines
+/// of the symbols the reader gives up on are named after it.
+#[inline(never)]
+fn v0_cases() -> Result<[V0Obj; 4]> {
+    let deep16 = deep::<T16>(V0Case::Deep)?;
+    let wide3 = wide(level3(level3(level3(level3(level3(0u8))))), V0Case::Wide)?;
+    let wide4 = wide(level4(level4(level4(level4(level4(0u8))))), V0Case::Steps)?;
+    let depth40 = deep::<D40>(V0Case::Depth)?;
+    Ok([deep16, wide3, wide4, depth40])
+}
+
 struct RustTest {
     _boxes: KVec<Boxed>,
     _vec: KVec<u64>,
     _vboxes: KVec<Big>,
     _arc: Arc<[u8; 100]>,
+    /// The objects of the v0 symbol reader's cases ([`V0Case`]).
+    _v0: [V0Obj; 4],
     /// The trigger file, removed on drop before what it allocated is freed.
     _trigger: Trigger,
 }
@@ -276,11 +402,14 @@ impl kernel::Module for RustTest {
         let arc = Arc::new([0u8; 100], GFP_KERNEL)?;
         site(at, "kmalloc", size_of::<ArcAllocation>(), 1);
 
+        let v0 = v0_cases()?;
+
         Ok(RustTest {
             _boxes: boxes,
             _vec: vec,
             _vboxes: vboxes,
             _arc: arc,
+            _v0: v0,
             _trigger: Trigger::new(module)?,
         })
     }
