@@ -49,7 +49,9 @@
  * finding 11): at most 4096 steps (ALLOC_TAG_RUST_V0_STEPS), shared with
  * the copies it makes to follow backrefs, at most 32 deep, and a name of
  * fewer than KSYM_NAME_LEN bytes.  allocprof_rust_test's init allocates one
- * 24-byte object in each of four functions whose symbols are hard to read
+ * 24-byte object in each of four functions whose symbols are hard to read,
+ * each on a line of its own (a Rust line's call site is its file and line,
+ * whatever the instance of a generic function)
  * (logged as "v0-CASE-site LINE kmalloc 24 1"); each line must show once
  * with exactly its object and the name the reader's code, run on the host
  * on the module's symbols (scripts/v0-names), gave:
@@ -59,8 +61,8 @@
  *  - wide::<...>, 5 levels of 3 closures, each level's later closures
  *    naming the previous level by path backrefs, which the reader follows
  *    (3147 steps): func:allocprof_rust_test::wide;
- *  - wide::<...> with 4 closures a level (11935 steps unbounded) and
- *    deep::<...> with u8 in 40 1-tuples (depth 33): the reader gives up on
+ *  - too_wide::<...> with 4 closures a level (11935 steps unbounded) and
+ *    too_deep::<...> with u8 in 40 1-tuples (depth 33): the reader gives up on
  *    the symbol, and the line is named after the next frame, its caller:
  *    func:allocprof_rust_test::v0_cases.
  * Every line of the module has a name of 1 to KSYM_NAME_LEN - 1 bytes of
@@ -112,9 +114,9 @@ static struct rust_sites v0_sites[] = {
 	{ .tag = "v0-wide-site", .func = RUST_MODULE "::wide",
 	  .what = "wide::<5 levels of 3 closures> (path backrefs, 3147 steps of 4096)" },
 	{ .tag = "v0-steps-site", .func = RUST_MODULE "::v0_cases",
-	  .what = "wide::<5 levels of 4 closures> (11935 steps: given up, named after its caller)" },
+	  .what = "too_wide::<5 levels of 4 closures> (11935 steps: given up, named after its caller)" },
 	{ .tag = "v0-depth-site", .func = RUST_MODULE "::v0_cases",
-	  .what = "deep::<u8 in 40 1-tuples> (depth 33: given up, named after its caller)" },
+	  .what = "too_deep::<u8 in 40 1-tuples> (depth 33: given up, named after its caller)" },
 };
 static const int n_v0 = ARRAY_SIZE(v0_sites);
 /* Each case's log lines before the load, and the watchdog's and BUG's lines. */

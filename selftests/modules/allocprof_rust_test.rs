@@ -27,7 +27,7 @@
 
 use core::mem::{size_of, MaybeUninit};
 use core::ptr::{self, NonNull};
-use kernel::alloc::{flags::GFP_KERNEL, KBox, KVVec, KVec, VBox};
+use kernel::alloc::{flags::GFP_KERNEL, AllocError, KBox, KVVec, KVec, VBox};
 use kernel::error::from_err_ptr;
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
@@ -83,11 +83,11 @@ enum V0Case {
     /// full, by a path backref, which the reader follows, so that each
     /// level triples its reading (3147 steps, depth 30).
     Wide,
-    /// [`wide`] with 5 levels of [`level4`]'s closures: the reading would
-    /// take 11935 steps; the reader gives up at step 4097 and the line is
+    /// [`too_wide`] with 5 levels of [`level4`]'s closures: the reading
+    /// would take 11935 steps; the reader gives up at step 4097 and the line is
     /// named after the next frame, [`v0_cases`].
     Steps,
-    /// [`deep`] with [`D40`]: the reader gives up at depth 33, and the line
+    /// [`too_deep`] with [`D40`]: the reader gives up at depth 33, and the line
     /// is named after [`v0_cases`] too.
     Depth,
 }
@@ -103,29 +103,44 @@ impl V0Case {
     }
 }
 
-fn v0_site(case: V0Case, line: u32) {
+/// Logs `case`'s line `line` and hands on its object.  Each case has a
+/// function of its own, and so a line of its own: a Rust line's call site
+/// is its file and line, whatever the instance of a generic function.
+fn v0_site(case: V0Case, line: u32, obj: Result<V0Obj, AllocError>) -> Result<V0Obj> {
+    let obj = obj?;
     pr_info!("v0-{}-site {line} kmalloc {V0_BYTES} 1\n", case.word());
+    Ok(obj)
 }
 
-/// One object, its line logged for `case`.  Not inlined, so that the line
-/// is counted for the frame of `deep::<T>`, whose symbol names `T`.
-// `T` is there only to be named in the symbol.
+// The generic parameters below are there only to be named in the symbols.
+// Not inlined, so that each line is counted for the frame of its function,
+// whose symbol names `T`.
+
+/// [`V0Case::Deep`]'s object.
 #[allow(clippy::extra_unused_type_parameters)]
 #[inline(never)]
-fn deep<T>(case: V0Case) -> Result<V0Obj> {
-    let at = line!() + 1;
-    let obj = KBox::new([0u8; V0_BYTES], GFP_KERNEL)?;
-    v0_site(case, at);
-    Ok(obj)
+fn deep<T>() -> Result<V0Obj> {
+    v0_site(V0Case::Deep, line!(), KBox::new([0u8; V0_BYTES], GFP_KERNEL))
 }
 
-/// [`deep`] for a type given by a value (closures cannot be named).
+/// [`V0Case::Depth`]'s object.
+#[allow(clippy::extra_unused_type_parameters)]
 #[inline(never)]
-fn wide<T>(_: T, case: V0Case) -> Result<V0Obj> {
-    let at = line!() + 1;
-    let obj = KBox::new([0u8; V0_BYTES], GFP_KERNEL)?;
-    v0_site(case, at);
-    Ok(obj)
+fn too_deep<T>() -> Result<V0Obj> {
+    v0_site(V0Case::Depth, line!(), KBox::new([0u8; V0_BYTES], GFP_KERNEL))
+}
+
+/// [`V0Case::Wide`]'s object, for a type given by a value (closures cannot
+/// be named).
+#[inline(never)]
+fn wide<T>(_: T) -> Result<V0Obj> {
+    v0_site(V0Case::Wide, line!(), KBox::new([0u8; V0_BYTES], GFP_KERNEL))
+}
+
+/// [`V0Case::Steps`]'s object.
+#[inline(never)]
+fn too_wide<T>(_: T) -> Result<V0Obj> {
+    v0_site(V0Case::Steps, line!(), KBox::new([0u8; V0_BYTES], GFP_KERNEL))
 }
 
 type T1 = (u8, u8, u8);
@@ -172,10 +187,10 @@ fn level4<T>(_: T) -> (impl Fn(), impl Fn(), impl Fn(), impl Fn()) {
 /// of the symbols the reader gives up on are named after it.
 #[inline(never)]
 fn v0_cases() -> Result<[V0Obj; 4]> {
-    let deep16 = deep::<T16>(V0Case::Deep)?;
-    let wide3 = wide(level3(level3(level3(level3(level3(0u8))))), V0Case::Wide)?;
-    let wide4 = wide(level4(level4(level4(level4(level4(0u8))))), V0Case::Steps)?;
-    let depth40 = deep::<D40>(V0Case::Depth)?;
+    let deep16 = deep::<T16>()?;
+    let wide3 = wide(level3(level3(level3(level3(level3(0u8))))))?;
+    let wide4 = too_wide(level4(level4(level4(level4(level4(0u8))))))?;
+    let depth40 = too_deep::<D40>()?;
     Ok([deep16, wide3, wide4, depth40])
 }
 
