@@ -49,7 +49,7 @@
  * finding 11): at most 4096 steps (ALLOC_TAG_RUST_V0_STEPS), shared with
  * the copies it makes to follow backrefs, at most 32 deep, and a name of
  * fewer than KSYM_NAME_LEN bytes.  allocprof_rust_test's init allocates one
- * 24-byte object in each of four functions whose symbols are hard to read,
+ * 24-byte object in each of five functions whose symbols are hard to read,
  * each on a line of its own (a Rust line's call site is its file and line,
  * whatever the instance of a generic function)
  * (logged as "v0-CASE-site LINE kmalloc 24 1"); each line must show once
@@ -64,7 +64,11 @@
  *  - too_wide::<...> with 4 closures a level (11935 steps unbounded) and
  *    too_deep::<...> with u8 in 40 1-tuples (depth 33): the reader gives up on
  *    the symbol, and the line is named after the next frame, its caller:
- *    func:allocprof_rust_test::v0_cases.
+ *    func:allocprof_rust_test::v0_cases;
+ *  - a line in a closure in a closure of closures(), whose symbol ends in
+ *    two empty names, "8closures00": func:{closure}::{closure} (before the
+ *    fix, the reader took "00" for one length, gave up on the symbol and
+ *    named the line after the outer closure, closures::{closure}).
  * Every line of the module has a name of 1 to KSYM_NAME_LEN - 1 bytes of
  * printable ASCII, and the kernel log has no watchdog report (soft lockup,
  * RCU stall, hung task) or BUG since the module's load.
@@ -117,6 +121,8 @@ static struct rust_sites v0_sites[] = {
 	  .what = "too_wide::<5 levels of 4 closures> (11935 steps: given up, named after its caller)" },
 	{ .tag = "v0-depth-site", .func = RUST_MODULE "::v0_cases",
 	  .what = "too_deep::<u8 in 40 1-tuples> (depth 33: given up, named after its caller)" },
+	{ .tag = "v0-closures-site", .func = "{closure}::{closure}",
+	  .what = "closures::{closure}::{closure} (two empty names, \"00\")" },
 };
 static const int n_v0 = ARRAY_SIZE(v0_sites);
 /* Each case's log lines before the load, and the watchdog's and BUG's lines. */

@@ -90,6 +90,11 @@ enum V0Case {
     /// [`too_deep`] with [`D40`]: the reader gives up at depth 33, and the line
     /// is named after [`v0_cases`] too.
     Depth,
+    /// A line in a closure in a closure of [`closures`], each called
+    /// through `dyn Fn` so that neither is inlined: the symbol ends in two
+    /// empty names, `..8closures00`, read as `{closure}::{closure}` (the
+    /// reader once read `00` as one length and gave up).
+    Closures,
 }
 
 impl V0Case {
@@ -99,6 +104,7 @@ impl V0Case {
             V0Case::Wide => "wide",
             V0Case::Steps => "steps",
             V0Case::Depth => "depth",
+            V0Case::Closures => "closures",
         }
     }
 }
@@ -183,15 +189,31 @@ fn level4<T>(_: T) -> (impl Fn(), impl Fn(), impl Fn(), impl Fn()) {
     (|| {}, || {}, || {}, || {})
 }
 
+/// Calls `f` through a `dyn Fn` the optimiser cannot see through, so that
+/// the closure behind it is a function of its own.
+fn call_dyn<R>(f: &dyn Fn() -> R) -> R {
+    core::hint::black_box(f)()
+}
+
+/// One object at a line in a closure in a closure.
+#[inline(never)]
+fn closures() -> Result<V0Obj> {
+    let outer = || {
+        let inner = || v0_site(V0Case::Closures, line!(), KBox::new([0u8; V0_BYTES], GFP_KERNEL));
+        call_dyn(&inner)
+    };
+    call_dyn(&outer)
+}
+
 /// The objects of the v0 cases, kept until unload.  Not inlined: the lines
 /// of the symbols the reader gives up on are named after it.
 #[inline(never)]
-fn v0_cases() -> Result<[V0Obj; 4]> {
+fn v0_cases() -> Result<[V0Obj; 5]> {
     let deep16 = deep::<T16>()?;
     let wide3 = wide(level3(level3(level3(level3(level3(0u8))))))?;
     let wide4 = too_wide(level4(level4(level4(level4(level4(0u8))))))?;
     let depth40 = too_deep::<D40>()?;
-    Ok([deep16, wide3, wide4, depth40])
+    Ok([deep16, wide3, wide4, depth40, closures()?])
 }
 
 struct RustTest {
@@ -200,7 +222,7 @@ struct RustTest {
     _vboxes: KVec<Big>,
     _arc: Arc<[u8; 100]>,
     /// The objects of the v0 symbol reader's cases ([`V0Case`]).
-    _v0: [V0Obj; 4],
+    _v0: [V0Obj; 5],
     /// The trigger file, removed on drop before what it allocated is freed.
     _trigger: Trigger,
 }
