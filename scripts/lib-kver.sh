@@ -18,6 +18,15 @@ KSRC_PKG=linux-source-$KVER
 KSRC_SUITE=trixie-backports
 KSRC_DIR=$CACHE/src/deb-$KVER
 KSRC_TARBALL=$KSRC_DIR/$KSRC_PKG.tar.xz
+# 7.3 needs bindgen 0.71.1 or newer (its scripts/min-tool-version.sh); its
+# own copy under the cache's tools/, so 6.12's stays as it is.
+BINDGEN_VERSION=0.71.1
+BINDGEN_BIN=$CACHE/tools/bindgen-$BINDGEN_VERSION/bin/bindgen
+
+# The flavours there are on this kernel version: those that need no port of
+# the patch series (the built-in profiler and no profiler at all).
+KVER_FLAVOURS="upstream-$KVER noprof-$KVER"
+
 # ksrc_apt apt-get|apt-cache ARGS...: with our own source list, lists and
 # cache, under KSRC_DIR/apt.
 ksrc_apt() {
@@ -80,3 +89,18 @@ ksrc_version() {
 	ksrc_fetch
 	cat "$KSRC_DIR/version"
 }
+
+# bindgen_install: KVER's bindgen, installed with cargo into the cache's
+# tools/ (a few minutes, once), as scripts/setup installs 6.12's.
+bindgen_install() {
+	"$BINDGEN_BIN" --version 2>/dev/null | grep -q " $BINDGEN_VERSION\$" && return 0
+	command -v cargo >/dev/null || die "cargo is needed to install bindgen-cli $BINDGEN_VERSION"
+	say "installing bindgen-cli $BINDGEN_VERSION for Linux $KVER with cargo (a few minutes, once)"
+	cargo install --locked --quiet --root "$(dirname "$(dirname "$BINDGEN_BIN")")" \
+		"bindgen-cli@$BINDGEN_VERSION" || die "cargo install bindgen-cli@$BINDGEN_VERSION failed"
+}
+
+# The flavours of this version build the pristine source: none has patches.
+flavour_src() { echo "$CACHE/src/pristine-$(ksrc_tag)"; }
+# Built in the cache's build/NAME-KVER, beside 6.12's flavours.
+flavour_obj() { echo "$CACHE/build/${KFLAVOUR%-"$KVER"}-$KVER"; }
