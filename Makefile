@@ -22,7 +22,8 @@
 #   make setup             install what is missing (Debian packages, bindgen)
 #   make clean | distclean remove build products | also the kernel cache
 #
-# KFLAVOUR=base|debug|upstream|noprof|distro chooses the kernel (default base).  KDIR=...
+# KFLAVOUR=base|debug|upstream|noprof|distro|upstream-7.3|noprof-7.3 chooses the
+# kernel (default base; NAME-7.3: NAME's configuration on Linux 7.3).  KDIR=...
 # builds the module against another kernel tree (then pass LLVM=... as that
 # tree was built).  MODSRC=DIR builds the module from DIR's Kbuild, src/ and
 # selftests/modules/ (make mutants), GUEST_NAME=NAME stages it in and makes
@@ -43,7 +44,14 @@ export ALLOCPROF_CACHE
 CACHE := $(ALLOCPROF_CACHE)
 
 RUSTC ?= /usr/bin/rustc
+# A flavour NAME-7.3 is NAME's configuration on Linux 7.3 (scripts/lib.sh,
+# scripts/lib-kver.sh), which has its own bindgen and no patch series yet.
+KVER := $(if $(filter %-7.3,$(KFLAVOUR)),7.3,6.12)
+ifeq ($(KVER),7.3)
+BINDGEN ?= $(shell KFLAVOUR=$(KFLAVOUR) ALLOCPROF_CACHE=$(CACHE) bash -c '. scripts/lib.sh && echo $$BINDGEN_BIN')
+else
 BINDGEN ?= $(HOME)/.cargo/bin/bindgen
+endif
 ifeq ($(KFLAVOUR),debug)
 LLVM ?= -19
 endif
@@ -85,9 +93,14 @@ print-checkout-cache:
 
 # The module is built in a staging copy per flavour, so gcc and clang
 # objects never mix.  The upstream flavour has no hook API: only the test
-# modules are built there.
+# modules are built there.  On 7.3 nothing is built yet: the test modules
+# are written for 6.12 (issue #43).
 module: setup
 	@test -n "$(KDIR)" || { echo "allocprof: no kernel build tree" >&2; exit 1; }
+ifeq ($(KVER),7.3)
+	@mkdir -p $(GUEST)/modules && rm -f $(GUEST)/modules/*.ko
+	@echo "  module: none on Linux 7.3 yet (issue #43)"
+else
 	@mkdir -p $(MODSTAGE)
 	@cd $(MODSRC) && rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
 		--exclude '*.mod*' --exclude 'modules.order' --exclude 'Module.symvers' --exclude '*.rmeta' \
@@ -109,6 +122,7 @@ module: setup
 		scripts/sign-modules $(KDIR) $(GUEST)/moved/allocprof_rust_moved_b.ko; \
 	fi
 	@ls $(GUEST)/modules/ | sed 's/^/  module: /'
+endif
 
 # The kselftest tree the guest runs: our collection, built with the kernel's
 # lib.mk, plus the kernel's run_kselftest.sh and its runner.
@@ -123,7 +137,7 @@ selftests: setup
 		--locked --target $(TOOL_TARGET) --target-dir $(CHECKOUT_CACHE)/tool-build
 	@ksrc=$(SELFTESTS_KSRC); \
 	$(MAKE) --no-print-directory -s -C selftests/allocprof KSRC=$$ksrc \
-		ALLOC_TAG_UAPI=$$(scripts/kernel-source patched)/include/uapi/linux/alloc_tag.h \
+		ALLOC_TAG_UAPI=$(if $(filter 7.3,$(KVER)),$$ksrc,$$(scripts/kernel-source patched))/include/uapi/linux/alloc_tag.h \
 		OUTPUT=$(GUEST)/selftests-build INSTALL_PATH=$(GUEST)/kselftest/allocprof install && \
 	cp $(TOOL_BIN) $(GUEST)/kselftest/allocprof/ && \
 	cp -r $$ksrc/tools/testing/selftests/run_kselftest.sh $$ksrc/tools/testing/selftests/kselftest \
@@ -134,7 +148,7 @@ selftests: setup
 initramfs: module selftests
 	@if [ -f $(GUEST)/moved/allocprof_rust_moved_b.ko ]; then \
 		cp $(GUEST)/moved/allocprof_rust_moved_b.ko $(GUEST)/kselftest/allocprof/; fi
-	@qemu/mkinitramfs $(GUEST)/initramfs.cpio.gz $(KDIR) $(GUEST)/modules/*.ko \
+	@qemu/mkinitramfs $(GUEST)/initramfs.cpio.gz $(KDIR) $(wildcard $(GUEST)/modules/*.ko) \
 		--selftests $(GUEST)/kselftest
 
 # Style checks, each its own target so scripts/check can count them:

@@ -74,6 +74,9 @@ say() { printf '[%4ss] %s\n' "$(($(date +%s) - _t0))" "$*" >&2; }
 
 case "$KFLAVOUR" in
 base | debug | upstream | noprof | distro) ;;
+# >>> kver
+upstream-7.3 | noprof-7.3) ;;
+# <<< kver
 *) die "unknown KFLAVOUR '$KFLAVOUR' (base, debug, upstream, noprof or distro)" ;;
 esac
 
@@ -202,3 +205,22 @@ warn_read_whole() {
 	[ "$1" = 120 ] && [ -n "$klog" ] && grep -q 'allocprof_test: deliberate warning' "$klog" &&
 		grep -q -- '---\[ end trace' "$klog"
 }
+# >>> kver
+
+# The kernel version (issue #43): a flavour NAME-V is NAME's configuration
+# on Linux V (upstream-7.3); without a version in its name, KVER's (6.12
+# unless set: KVER=7.3 scripts/kernel-source pristine).  For a version
+# other than 6.12, scripts/lib-kver.sh sets KSRC_*, BINDGEN_* and the
+# flavour's paths.  Lines between these ">>> kver" and "<<< kver" marks
+# (here, in scripts/build-kernel and scripts/kernel-source) are not part of
+# a 6.12 kernel's cache key (build-kernel): they change nothing for 6.12,
+# and adding a kernel version must rebuild none of its kernels.
+case "$KFLAVOUR" in
+*-7.3)
+	[ -z "${KVER:-}" ] || [ "$KVER" = 7.3 ] || die "KFLAVOUR=$KFLAVOUR is a 7.3 flavour, but KVER=$KVER"
+	KVER=7.3
+	;;
+esac
+KVER=${KVER:-6.12}
+[ "$KVER" = 6.12 ] || . "$ROOT/scripts/lib-kver.sh"
+# <<< kver
