@@ -117,53 +117,38 @@ pub const MASK_ALL: u64 = 0x7f;
 // The `_IOC` encoding. Most architectures (x86, arm, arm64, riscv, s390,
 // loongarch) use asm-generic's: 2 direction bits at 30, 14 size bits.
 // powerpc, mips, sparc and alpha use 3 direction bits at 29, 13 size bits,
-// and other values for the directions.
-#[cfg(not(any(
+// and other values for the directions: `NARROW_IOC`.
+const NARROW_IOC: bool = cfg!(any(
     target_arch = "powerpc",
     target_arch = "powerpc64",
     target_arch = "mips",
     target_arch = "mips64",
     target_arch = "sparc",
     target_arch = "sparc64"
-)))]
-mod ioc_arch {
-    pub const SIZEBITS: u32 = 14;
-    pub const WRITE: u32 = 1;
-    pub const READ: u32 = 2;
-}
-#[cfg(any(
-    target_arch = "powerpc",
-    target_arch = "powerpc64",
-    target_arch = "mips",
-    target_arch = "mips64",
-    target_arch = "sparc",
-    target_arch = "sparc64"
-))]
-mod ioc_arch {
-    pub const SIZEBITS: u32 = 13;
-    pub const WRITE: u32 = 4;
-    pub const READ: u32 = 2;
-}
+));
+const IOC_SIZEBITS: u32 = if NARROW_IOC { 13 } else { 14 };
+const IOC_WRITE: u32 = if NARROW_IOC { 4 } else { 1 };
+const IOC_READ: u32 = 2;
 
 /// `_IOC(dir, type, nr, size)` for this architecture.
 pub const fn ioc(dir: u32, ty: u32, nr: u32, size: usize) -> u32 {
-    assert!(size < (1 << ioc_arch::SIZEBITS));
-    (dir << (16 + ioc_arch::SIZEBITS)) | ((size as u32) << 16) | (ty << 8) | nr
+    assert!(size < (1 << IOC_SIZEBITS));
+    (dir << (16 + IOC_SIZEBITS)) | ((size as u32) << 16) | (ty << 8) | nr
 }
 
 /// `ALLOCINFO_IOC_BASE`.
 pub const IOC_BASE: u32 = 0xA6;
 /// `ALLOCINFO_IOC_CONTENT_ID`: `_IOR(0xA6, 0, struct allocinfo_content_id)`.
-pub const IOC_CONTENT_ID: u32 = ioc(ioc_arch::READ, IOC_BASE, 0, size_of::<AllocinfoContentId>());
+pub const IOC_CONTENT_ID: u32 = ioc(IOC_READ, IOC_BASE, 0, size_of::<AllocinfoContentId>());
 /// `ALLOCINFO_IOC_GET_AT`: `_IOWR(0xA6, 1, struct allocinfo_get_at)`.
 pub const IOC_GET_AT: u32 = ioc(
-    ioc_arch::READ | ioc_arch::WRITE,
+    IOC_READ | IOC_WRITE,
     IOC_BASE,
     1,
     size_of::<AllocinfoGetAt>(),
 );
 /// `ALLOCINFO_IOC_GET_NEXT`: `_IOR(0xA6, 2, struct allocinfo_tag_data)`.
-pub const IOC_GET_NEXT: u32 = ioc(ioc_arch::READ, IOC_BASE, 2, size_of::<AllocinfoTagData>());
+pub const IOC_GET_NEXT: u32 = ioc(IOC_READ, IOC_BASE, 2, size_of::<AllocinfoTagData>());
 
 /// A name as the kernel stores and compares it: its last 63 bytes,
 /// NUL-terminated and zero-padded.
