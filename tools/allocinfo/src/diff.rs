@@ -3,6 +3,7 @@
 use crate::group::{group_key, GroupBy};
 use crate::record::{merge_duplicates, Record, SiteKey};
 use serde::Serialize;
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 
 /// What happened to a call site between the two snapshots.
@@ -33,52 +34,62 @@ impl Status {
     }
 }
 
+/// Bytes and live allocations in the old and the new snapshot, and their
+/// change: of a call site, a group or all the sites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Change {
+    pub old_bytes: i64,
+    pub new_bytes: i64,
+    pub delta_bytes: i64,
+    pub old_calls: u64,
+    pub new_calls: u64,
+    pub delta_calls: i64,
+}
+
+impl Change {
+    /// From old to new bytes and calls; the changes saturate.
+    pub fn new(old_bytes: i64, new_bytes: i64, old_calls: u64, new_calls: u64) -> Change {
+        let calls = new_calls as i128 - old_calls as i128;
+        Change {
+            old_bytes,
+            new_bytes,
+            delta_bytes: new_bytes.saturating_sub(old_bytes),
+            old_calls,
+            new_calls,
+            delta_calls: calls.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
+        }
+    }
+
+    /// The order of the biggest change first: by absolute byte change, then
+    /// by absolute call change.
+    fn biggest_first(&self, other: &Change) -> Ordering {
+        other
+            .delta_bytes
+            .unsigned_abs()
+            .cmp(&self.delta_bytes.unsigned_abs())
+            .then_with(|| {
+                other
+                    .delta_calls
+                    .unsigned_abs()
+                    .cmp(&self.delta_calls.unsigned_abs())
+            })
+    }
+}
+
 /// Change of one call site.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SiteDelta {
     pub key: SiteKey,
     pub status: Status,
-    pub old_bytes: i64,
-    pub new_bytes: i64,
-    pub old_calls: u64,
-    pub new_calls: u64,
-}
-
-fn calls_delta(old: u64, new: u64) -> i64 {
-    let d = new as i128 - old as i128;
-    d.clamp(i64::MIN as i128, i64::MAX as i128) as i64
-}
-
-impl SiteDelta {
-    pub fn delta_bytes(&self) -> i64 {
-        self.new_bytes.saturating_sub(self.old_bytes)
-    }
-    pub fn delta_calls(&self) -> i64 {
-        calls_delta(self.old_calls, self.new_calls)
-    }
+    pub change: Change,
 }
 
 /// Change of one group.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GroupDelta {
     pub group: String,
-    pub old_bytes: i64,
-    pub new_bytes: i64,
-    pub delta_bytes: i64,
-    pub old_calls: u64,
-    pub new_calls: u64,
-    pub delta_calls: i64,
-}
-
-/// Totals over all (filtered) sites.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Totals {
-    pub old_bytes: i64,
-    pub new_bytes: i64,
-    pub delta_bytes: i64,
-    pub old_calls: u64,
-    pub new_calls: u64,
-    pub delta_calls: i64,
+    #[serde(flatten)]
+    pub change: Change,
 }
 
 /// Number of sites per [`Status`] over all changed sites (before any
@@ -107,7 +118,8 @@ pub struct Diff {
     pub sites: Vec<SiteDelta>,
     /// Groups whose bytes or calls changed, same order.
     pub groups: Vec<GroupDelta>,
-    pub totals: Totals,
+    /// Over all (filtered) sites.
+    pub totals: Change,
     pub counts: StatusCounts,
     pub group_by: GroupBy,
 }
@@ -128,26 +140,20 @@ pub fn diff(old: &[Record], new: &[Record], by: GroupBy, depth: Option<usize>) -
                     continue;
                 }
                 let status = match r.bytes.cmp(&o.bytes) {
-                    std::cmp::Ordering::Greater => Status::Grown,
-                    std::cmp::Ordering::Less => Status::Shrunk,
-                    std::cmp::Ordering::Equal => Status::Same,
+                    Ordering::Greater => Status::Grown,
+                    Ordering::Less => Status::Shrunk,
+                    Ordering::Equal => Status::Same,
                 };
                 SiteDelta {
                     key,
                     status,
-                    old_bytes: o.bytes,
-                    new_bytes: r.bytes,
-                    old_calls: o.calls,
-                    new_calls: r.calls,
+                    change: Change::new(o.bytes, r.bytes, o.calls, r.calls),
                 }
             }
             None => SiteDelta {
                 key,
                 status: Status::New,
-                old_bytes: 0,
-                new_bytes: r.bytes,
-                old_calls: 0,
-                new_calls: r.calls,
+                change: Change::new(0, r.bytes, 0, r.calls),
             },
         };
         sites.push(d);
@@ -158,22 +164,13 @@ pub fn diff(old: &[Record], new: &[Record], by: GroupBy, depth: Option<usize>) -
             sites.push(SiteDelta {
                 key,
                 status: Status::Vanished,
-                old_bytes: o.bytes,
-                new_bytes: 0,
-                old_calls: o.calls,
-                new_calls: 0,
+                change: Change::new(o.bytes, 0, o.calls, 0),
             });
         }
     }
     sites.sort_by(|a, b| {
-        b.delta_bytes()
-            .unsigned_abs()
-            .cmp(&a.delta_bytes().unsigned_abs())
-            .then_with(|| {
-                b.delta_calls()
-                    .unsigned_abs()
-                    .cmp(&a.delta_calls().unsigned_abs())
-            })
+        a.change
+            .biggest_first(&b.change)
             .then_with(|| a.key.cmp(&b.key))
     });
 
@@ -194,23 +191,12 @@ pub fn diff(old: &[Record], new: &[Record], by: GroupBy, depth: Option<usize>) -
         .filter(|(_, (ob, nb, oc, nc))| ob != nb || oc != nc)
         .map(|(group, (ob, nb, oc, nc))| GroupDelta {
             group,
-            old_bytes: ob,
-            new_bytes: nb,
-            delta_bytes: nb.saturating_sub(ob),
-            old_calls: oc,
-            new_calls: nc,
-            delta_calls: calls_delta(oc, nc),
+            change: Change::new(ob, nb, oc, nc),
         })
         .collect();
     groups.sort_by(|a, b| {
-        b.delta_bytes
-            .unsigned_abs()
-            .cmp(&a.delta_bytes.unsigned_abs())
-            .then_with(|| {
-                b.delta_calls
-                    .unsigned_abs()
-                    .cmp(&a.delta_calls.unsigned_abs())
-            })
+        a.change
+            .biggest_first(&b.change)
             .then_with(|| a.group.cmp(&b.group))
     });
 
@@ -234,14 +220,7 @@ pub fn diff(old: &[Record], new: &[Record], by: GroupBy, depth: Option<usize>) -
     Diff {
         sites,
         groups,
-        totals: Totals {
-            old_bytes: ob,
-            new_bytes: nb,
-            delta_bytes: nb.saturating_sub(ob),
-            old_calls: oc,
-            new_calls: nc,
-            delta_calls: calls_delta(oc, nc),
-        },
+        totals: Change::new(ob, nb, oc, nc),
         counts,
         group_by: by,
     }
@@ -251,8 +230,10 @@ impl Diff {
     /// Drop site and group rows whose absolute byte change is below `min`.
     pub fn retain_min_bytes(&mut self, min: i64) {
         let min = min.unsigned_abs();
-        self.sites.retain(|s| s.delta_bytes().unsigned_abs() >= min);
-        self.groups.retain(|g| g.delta_bytes.unsigned_abs() >= min);
+        self.sites
+            .retain(|s| s.change.delta_bytes.unsigned_abs() >= min);
+        self.groups
+            .retain(|g| g.change.delta_bytes.unsigned_abs() >= min);
     }
 }
 
@@ -292,7 +273,7 @@ mod tests {
         let got: Vec<(&str, Status, i64)> = d
             .sites
             .iter()
-            .map(|s| (s.key.func.as_str(), s.status, s.delta_bytes()))
+            .map(|s| (s.key.func.as_str(), s.status, s.change.delta_bytes))
             .collect();
         assert_eq!(
             got,
@@ -307,7 +288,7 @@ mod tests {
         let g: Vec<(&str, i64)> = d
             .groups
             .iter()
-            .map(|g| (g.group.as_str(), g.delta_bytes))
+            .map(|g| (g.group.as_str(), g.change.delta_bytes))
             .collect();
         assert_eq!(g, vec![("mm", 270), ("net", 64), ("fs", -10), ("lib", 0)]);
         assert_eq!(d.totals.delta_bytes, 324);

@@ -7,7 +7,7 @@ use crate::input::load_file;
 use crate::render::{
     limit, new_table, prom_gauge, site_labels, to_csv, to_json, write_stdout, RenderError,
 };
-use allocinfo::diff::{diff, Diff, GroupDelta, SiteDelta};
+use allocinfo::diff::{diff, Change, Diff, GroupDelta, SiteDelta, StatusCounts};
 use allocinfo::group::GroupBy;
 use allocinfo::units::{format_iec, format_iec_signed};
 use anyhow::Result;
@@ -33,12 +33,8 @@ struct DiffSiteJson<'a> {
     module: Option<&'a str>,
     func: &'a str,
     status: &'static str,
-    old_bytes: i64,
-    new_bytes: i64,
-    delta_bytes: i64,
-    old_calls: u64,
-    new_calls: u64,
-    delta_calls: i64,
+    #[serde(flatten)]
+    change: Change,
 }
 
 impl<'a> DiffSiteJson<'a> {
@@ -49,12 +45,7 @@ impl<'a> DiffSiteJson<'a> {
             module: s.key.module.as_deref(),
             func: &s.key.func,
             status: s.status.as_str(),
-            old_bytes: s.old_bytes,
-            new_bytes: s.new_bytes,
-            delta_bytes: s.delta_bytes(),
-            old_calls: s.old_calls,
-            new_calls: s.new_calls,
-            delta_calls: s.delta_calls(),
+            change: s.change,
         }
     }
 }
@@ -62,12 +53,14 @@ impl<'a> DiffSiteJson<'a> {
 #[derive(Serialize)]
 struct DiffJson<'a> {
     group_by: GroupBy,
-    totals: &'a allocinfo::diff::Totals,
-    counts: &'a allocinfo::diff::StatusCounts,
+    totals: &'a Change,
+    counts: &'a StatusCounts,
     sites: Vec<DiffSiteJson<'a>>,
-    groups: &'a [allocinfo::diff::GroupDelta],
+    groups: &'a [GroupDelta],
 }
 
+/// A row of the CSV, a call site's or a group's. Its [`Change`] is not a
+/// `#[serde(flatten)]` member as in JSON: the csv crate cannot write those.
 #[derive(Serialize)]
 struct DiffCsvRow<'a> {
     kind: &'static str,
@@ -85,12 +78,44 @@ struct DiffCsvRow<'a> {
     delta_calls: i64,
 }
 
+impl DiffCsvRow<'_> {
+    /// A row of `kind` with the figures of `c`, its other columns empty.
+    fn new(kind: &'static str, c: &Change) -> Self {
+        DiffCsvRow {
+            kind,
+            group: "",
+            file: "",
+            line: None,
+            module: "",
+            func: "",
+            status: "",
+            old_bytes: c.old_bytes,
+            new_bytes: c.new_bytes,
+            delta_bytes: c.delta_bytes,
+            old_calls: c.old_calls,
+            new_calls: c.new_calls,
+            delta_calls: c.delta_calls,
+        }
+    }
+}
+
 fn signed(n: i64) -> String {
     if n > 0 {
         format!("+{n}")
     } else {
         n.to_string()
     }
+}
+
+/// The first cells of a row of the tables: the change in bytes, the old
+/// and new bytes, the change in calls.
+fn change_cells(c: &Change) -> Vec<String> {
+    vec![
+        format_iec_signed(c.delta_bytes),
+        format_iec(c.old_bytes),
+        format_iec(c.new_bytes),
+        signed(c.delta_calls),
+    ]
 }
 
 /// Render a [`Diff`] (sites possibly truncated by the caller).
@@ -116,16 +141,14 @@ fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
                     &[0, 1, 2, 3],
                 );
                 for s in &d.sites {
-                    t.add_row(vec![
-                        format_iec_signed(s.delta_bytes()),
-                        format_iec(s.old_bytes),
-                        format_iec(s.new_bytes),
-                        signed(s.delta_calls()),
+                    let mut row = change_cells(&s.change);
+                    row.extend([
                         s.status.as_str().to_string(),
                         s.key.location(),
                         s.key.module_label().to_string(),
                         s.key.func.clone(),
                     ]);
+                    t.add_row(row);
                 }
                 let _ = writeln!(out, "{t}");
             }
@@ -136,13 +159,9 @@ fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
                     &[0, 1, 2, 3],
                 );
                 for g in &d.groups {
-                    t.add_row(vec![
-                        format_iec_signed(g.delta_bytes),
-                        format_iec(g.old_bytes),
-                        format_iec(g.new_bytes),
-                        signed(g.delta_calls),
-                        g.group.clone(),
-                    ]);
+                    let mut row = change_cells(&g.change);
+                    row.push(g.group.clone());
+                    t.add_row(row);
                 }
                 let _ = writeln!(out, "{t}");
             } else {
@@ -170,34 +189,16 @@ fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
         }),
         Format::Csv => {
             let sites = d.sites.iter().map(|s| DiffCsvRow {
-                kind: "site",
-                group: "",
                 file: &s.key.file,
                 line: Some(s.key.line),
                 module: s.key.module.as_deref().unwrap_or(""),
                 func: &s.key.func,
                 status: s.status.as_str(),
-                old_bytes: s.old_bytes,
-                new_bytes: s.new_bytes,
-                delta_bytes: s.delta_bytes(),
-                old_calls: s.old_calls,
-                new_calls: s.new_calls,
-                delta_calls: s.delta_calls(),
+                ..DiffCsvRow::new("site", &s.change)
             });
             let groups = d.groups.iter().map(|g| DiffCsvRow {
-                kind: d.group_by.as_str(),
                 group: &g.group,
-                file: "",
-                line: None,
-                module: "",
-                func: "",
-                status: "",
-                old_bytes: g.old_bytes,
-                new_bytes: g.new_bytes,
-                delta_bytes: g.delta_bytes,
-                old_calls: g.old_calls,
-                new_calls: g.new_calls,
-                delta_calls: g.delta_calls,
+                ..DiffCsvRow::new(d.group_by.as_str(), &g.change)
             });
             to_csv(
                 sites.chain(groups),
@@ -226,26 +227,26 @@ fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
                 "Change in bytes allocated from a call site between two /proc/allocinfo snapshots.",
                 d.sites
                     .iter()
-                    .map(|s| (site_labels(&s.key), s.delta_bytes())),
+                    .map(|s| (site_labels(&s.key), s.change.delta_bytes)),
             );
             prom_gauge(
                 &mut out,
                 "allocinfo_diff_allocations",
                 "Change in live allocations from a call site between two /proc/allocinfo snapshots.",
-                d.sites.iter().map(|s| (site_labels(&s.key), s.delta_calls())),
+                d.sites.iter().map(|s| (site_labels(&s.key), s.change.delta_calls)),
             );
             let labels = |g: &GroupDelta| group_labels(d.group_by, &g.group);
             prom_gauge(
                 &mut out,
                 "allocinfo_group_diff_bytes",
                 "Change in bytes allocated per group of call sites between two /proc/allocinfo snapshots.",
-                d.groups.iter().map(|g| (labels(g), g.delta_bytes)),
+                d.groups.iter().map(|g| (labels(g), g.change.delta_bytes)),
             );
             prom_gauge(
                 &mut out,
                 "allocinfo_group_diff_allocations",
                 "Change in live allocations per group of call sites between two /proc/allocinfo snapshots.",
-                d.groups.iter().map(|g| (labels(g), g.delta_calls)),
+                d.groups.iter().map(|g| (labels(g), g.change.delta_calls)),
             );
             Ok(out)
         }
