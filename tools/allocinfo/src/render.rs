@@ -122,12 +122,13 @@ pub fn to_json<T: Serialize + ?Sized>(v: &T) -> Result<String, RenderError> {
     Ok(s)
 }
 
-/// The first columns of the tables of `top`, `stacks` and `ages`, whose
-/// cells [`site_cells`] gives.
-pub const SITE_COLUMNS: [&str; 6] = ["#", "Bytes", "Calls", "Location", "Module", "Function"];
+/// The first columns of the tables of `top`, `stacks`, `ages` and `nodes`,
+/// whose cells [`site_cells`] gives.
+const SITE_COLUMNS: [&str; 6] = ["#", "Bytes", "Calls", "Location", "Module", "Function"];
 
-/// The first cells of a row of `top`, `stacks` or `ages`: the rank and the site.
-pub fn site_cells(rank: usize, r: &Record) -> Vec<String> {
+/// The first cells of a row of `top`, `stacks`, `ages` or `nodes`: the
+/// rank and the site.
+fn site_cells(rank: usize, r: &Record) -> Vec<String> {
     vec![
         rank.to_string(),
         format_iec(r.bytes),
@@ -167,7 +168,7 @@ impl<'a> SiteJson<'a> {
 
 /// What the last line of the tables of `top`, `stacks`, `ages` and `nodes`
 /// counts: the rows before `-n`, or those shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TopSummary {
     /// Call sites after filtering (before `-n`).
     pub sites: usize,
@@ -180,16 +181,22 @@ impl TopSummary {
     pub fn of<'a>(sites: impl IntoIterator<Item = &'a Record>) -> TopSummary {
         sites
             .into_iter()
-            .fold(TopSummary { sites: 0, bytes: 0 }, |t, r| TopSummary {
-                sites: t.sites + 1,
-                bytes: t.bytes.saturating_add(r.bytes),
-            })
+            .fold(TopSummary::default(), TopSummary::and)
+    }
+
+    /// These sites and `r`.
+    fn and(self, r: &Record) -> TopSummary {
+        TopSummary {
+            sites: self.sites + 1,
+            bytes: self.bytes.saturating_add(r.bytes),
+        }
     }
 }
 
-/// The last line of the tables of `top`, `stacks` and `ages`, without its
-/// newline: the `shown` rows out of `summary`'s (those before `-n`).
-pub fn shown_of_total(shown: TopSummary, summary: TopSummary, what: &str) -> String {
+/// The last line of the tables of `top`, `stacks`, `ages` and `nodes`,
+/// without its newline: the `shown` rows out of `summary`'s (those before
+/// `-n`).
+fn shown_of_total(shown: TopSummary, summary: TopSummary, what: &str) -> String {
     format!(
         "{} of {} {what}, {} of {} total",
         shown.sites,
@@ -197,6 +204,47 @@ pub fn shown_of_total(shown: TopSummary, summary: TopSummary, what: &str) -> Str
         format_iec(shown.bytes),
         format_iec(summary.bytes)
     )
+}
+
+/// The table of `top`, `stacks`, `ages` or `nodes`: a row per call site,
+/// [`SITE_COLUMNS`] and the command's own columns, maybe with rows of its
+/// own columns only under it; then a line of how many sites it shows.
+pub struct SiteTable {
+    table: Table,
+    shown: TopSummary,
+}
+
+impl SiteTable {
+    /// A table of [`SITE_COLUMNS`] and `more` columns, those at (0-based)
+    /// `right_align` aligned right.
+    pub fn new(more: &[&str], right_align: &[usize]) -> SiteTable {
+        SiteTable {
+            table: new_table(&[&SITE_COLUMNS[..], more].concat(), right_align),
+            shown: TopSummary::default(),
+        }
+    }
+
+    /// A row of the call site ranked `rank`: its cells, then `more`.
+    pub fn add_site(&mut self, rank: usize, site: &Record, more: impl IntoIterator<Item = String>) {
+        let mut row = site_cells(rank, site);
+        row.extend(more);
+        self.table.add_row(row);
+        self.shown = self.shown.and(site);
+    }
+
+    /// A row under the last site's: empty site cells, then `more`.
+    pub fn add_more(&mut self, more: impl IntoIterator<Item = String>) {
+        let mut row = vec![String::new(); SITE_COLUMNS.len()];
+        row.extend(more);
+        self.table.add_row(row);
+    }
+
+    /// The table and its last line: the sites shown out of `summary`'s
+    /// (those before `-n`), which are `what`, then `note`.
+    pub fn finish(self, summary: TopSummary, what: &str, note: &str) -> String {
+        let last = shown_of_total(self.shown, summary, what);
+        format!("{}\n{last}{note}\n", self.table)
+    }
 }
 
 /// Write `s` to standard output (a closed pipe is an `io::Error` that

@@ -4,8 +4,8 @@
 use crate::cli::{Format, PartsArgs};
 use crate::input::{display_name, read_debugfs, report_issues};
 use crate::render::{
-    append_stats, csv_text, limit, new_table, prom_gauge, shown_of_total, site_cells, site_labels,
-    to_json, write_stdout, RenderError, SiteJson, TopSummary, SITE_COLUMNS,
+    append_stats, csv_text, limit, prom_gauge, site_labels, to_json, write_stdout, RenderError,
+    SiteJson, SiteTable, TopSummary,
 };
 use allocinfo::split::{self, Part, PartCount, PartSite};
 use allocinfo::units::format_iec;
@@ -134,30 +134,22 @@ fn render<P: PartOutput>(
 ) -> Result<String, RenderError> {
     match fmt {
         Format::Table => {
-            let mut t = new_table(
-                &[&SITE_COLUMNS[..], &P::COLUMNS[..]].concat(),
-                &[0, 1, 2, 7, 8],
-            );
+            let mut t = SiteTable::new(&P::COLUMNS, &[0, 1, 2, 7, 8]);
             for (i, s) in sites.iter().enumerate() {
                 let mut parts: Vec<_> = s.parts.iter().collect();
                 if P::LAST_FIRST {
                     parts.reverse();
                 }
                 for (j, c) in parts.into_iter().enumerate() {
-                    let mut row = if j == 0 {
-                        site_cells(i + 1, &s.site)
+                    let more = [c.part.to_string(), format_iec(c.bytes), c.calls.to_string()];
+                    if j == 0 {
+                        t.add_site(i + 1, &s.site, more);
                     } else {
-                        vec![String::new(); SITE_COLUMNS.len()]
-                    };
-                    row.extend([c.part.to_string(), format_iec(c.bytes), c.calls.to_string()]);
-                    t.add_row(row);
+                        t.add_more(more);
+                    }
                 }
             }
-            let shown = TopSummary::of(sites.iter().map(|s| &s.site));
-            Ok(format!(
-                "{t}\n{}{note}\n",
-                shown_of_total(shown, summary, "call sites")
-            ))
+            Ok(t.finish(summary, "call sites", note))
         }
         Format::Json => {
             let v: Vec<_> = sites

@@ -4,8 +4,8 @@
 use crate::cli::{StacksArgs, StacksFormat};
 use crate::input::{display_name, read_debugfs, report_issues};
 use crate::render::{
-    append_stats, limit, new_table, shown_of_total, site_cells, to_csv, to_json, write_stdout,
-    RenderError, SiteJson, TopSummary, SITE_COLUMNS,
+    append_stats, limit, to_csv, to_json, write_stdout, RenderError, SiteJson, SiteTable,
+    TopSummary,
 };
 use allocinfo::stacks::{self, StackRecord};
 use anyhow::Result;
@@ -93,24 +93,16 @@ fn render(
 ) -> Result<String, RenderError> {
     match fmt {
         StacksFormat::Table => {
-            let mut t = new_table(
-                &[&SITE_COLUMNS[..], &["PID", "Comm", "Frames"]].concat(),
-                &[0, 1, 2, 6],
-            );
+            let mut t = SiteTable::new(&["PID", "Comm", "Frames"], &[0, 1, 2, 6]);
             for (i, r) in rows.iter().enumerate() {
-                let mut row = site_cells(i + 1, &r.site);
-                row.extend([
+                let more = [
                     r.pid.to_string(),
                     r.comm.clone(),
                     frames_cell(&r.frames, frames),
-                ]);
-                t.add_row(row);
+                ];
+                t.add_site(i + 1, &r.site, more);
             }
-            let shown = TopSummary::of(rows.iter().map(|r| &r.site));
-            Ok(format!(
-                "{t}\n{}\n",
-                shown_of_total(shown, summary, "call chains")
-            ))
+            Ok(t.finish(summary, "call chains", ""))
         }
         StacksFormat::Json => {
             let v: Vec<StackJsonRow> = rows

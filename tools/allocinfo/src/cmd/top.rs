@@ -4,8 +4,8 @@
 use crate::cli::{FilterArgs, Format, SortKey, TopArgs};
 use crate::input::{load, Input};
 use crate::render::{
-    limit, new_table, prom_gauge, shown_of_total, site_cells, site_labels, to_csv, to_json,
-    write_stdout, RenderError, SiteJson, TopSummary, SITE_COLUMNS,
+    limit, prom_gauge, site_labels, to_csv, to_json, write_stdout, RenderError, SiteJson,
+    SiteTable, TopSummary,
 };
 use allocinfo::record::Record;
 use anyhow::Result;
@@ -68,23 +68,12 @@ fn render(rows: &[Record], summary: TopSummary, fmt: Format) -> Result<String, R
     match fmt {
         Format::Table => {
             let with_notes = rows.iter().any(|r| !r.extra.is_empty());
-            let mut header = SITE_COLUMNS.to_vec();
-            if with_notes {
-                header.push("Notes");
-            }
-            let mut t = new_table(&header, &[0, 1, 2]);
+            let notes: &[&str] = if with_notes { &["Notes"] } else { &[] };
+            let mut t = SiteTable::new(notes, &[0, 1, 2]);
             for (i, r) in rows.iter().enumerate() {
-                let mut row = site_cells(i + 1, r);
-                if with_notes {
-                    row.push(r.extra_string());
-                }
-                t.add_row(row);
+                t.add_site(i + 1, r, with_notes.then(|| r.extra_string()));
             }
-            let shown = TopSummary::of(rows);
-            Ok(format!(
-                "{t}\n{}\n",
-                shown_of_total(shown, summary, "call sites")
-            ))
+            Ok(t.finish(summary, "call sites", ""))
         }
         Format::Json => {
             let v: Vec<TopJsonRow> = rows
