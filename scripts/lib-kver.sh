@@ -24,7 +24,9 @@ BINDGEN_VERSION=0.71.1
 BINDGEN_BIN=$CACHE/tools/bindgen-$BINDGEN_VERSION/bin/bindgen
 
 # The flavours there are on this kernel version: those that need no port of
-# the patch series (the built-in profiler and no profiler at all).
+# the patch series (the built-in profiler and no profiler at all); read by
+# scripts/build-kernel.
+# shellcheck disable=SC2034
 KVER_FLAVOURS="upstream-$KVER noprof-$KVER"
 
 # ksrc_apt apt-get|apt-cache ARGS...: with our own source list, lists and
@@ -53,13 +55,16 @@ ksrc_fetch() {
 	ksrc_apt apt-get update >"$KSRC_DIR/fetch.log" 2>&1 ||
 		{ tail -n 20 "$KSRC_DIR/fetch.log" >&2; die "apt-get update of $KSRC_SUITE failed (is Debian's package registry reachable? full log: $KSRC_DIR/fetch.log)"; }
 	ver=$(ksrc_apt apt-cache policy "$KSRC_PKG" 2>/dev/null | sed -n 's/^ *Candidate: //p')
-	[ -n "$ver" ] && [ "$ver" != "(none)" ] || die "Debian's $KSRC_SUITE has no $KSRC_PKG (full log: $KSRC_DIR/fetch.log)"
+	if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
+		die "Debian's $KSRC_SUITE has no $KSRC_PKG (full log: $KSRC_DIR/fetch.log)"
+	fi
 	say "  downloading $KSRC_PKG $ver ($(ksrc_apt apt-cache show "$KSRC_PKG=$ver" 2>/dev/null | sed -n 's/^Size: //p' | head -n1 | awk '{printf "%d MB", $1 / 1e6}'))"
 	rm -rf "$KSRC_DIR/dl" && mkdir -p "$KSRC_DIR/dl"
 	(cd "$KSRC_DIR/dl" && ksrc_apt apt-get download "$KSRC_PKG=$ver") >>"$KSRC_DIR/fetch.log" 2>&1 ||
 		{ tail -n 20 "$KSRC_DIR/fetch.log" >&2; die "apt-get download $KSRC_PKG=$ver failed (full log: $KSRC_DIR/fetch.log)"; }
-	deb=$(ls "$KSRC_DIR"/dl/"${KSRC_PKG}"_*.deb 2>/dev/null | head -n1)
-	[ -n "$deb" ] || die "apt-get download left no $KSRC_PKG package in $KSRC_DIR/dl"
+	deb=
+	for deb in "$KSRC_DIR"/dl/"${KSRC_PKG}"_*.deb; do break; done
+	[ -e "$deb" ] || die "apt-get download left no $KSRC_PKG package in $KSRC_DIR/dl"
 	pkg=$(dpkg-deb -f "$deb" Package) ver=$(dpkg-deb -f "$deb" Version)
 	[ "$pkg" = "$KSRC_PKG" ] || die "$deb is $pkg, not $KSRC_PKG"
 	case "$ver" in
