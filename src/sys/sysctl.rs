@@ -42,10 +42,9 @@ impl SysctlFile<'_> {
     /// Makes the file read-only from now on (root included).
     pub(crate) fn set_read_only(&self) {
         let table = self.table.as_ptr();
-        // SAFETY: `table` is the registered table of a `Sysctl`, freed only
-        // after its running handler returns (type invariant), and no
-        // reference to it exists; the sysctl core only reads `mode`, and an
-        // aligned 16-bit store cannot be seen torn.
+        // SAFETY: `table` is our registered table, freed only after its handler
+        // returns (type invariant), with no reference to it; the sysctl core
+        // only reads `mode`, and an aligned 16-bit store cannot tear.
         unsafe { core::ptr::write_volatile(core::ptr::addr_of_mut!((*table).mode), 0o444) };
     }
 }
