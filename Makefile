@@ -241,16 +241,18 @@ check: setup
 # allocprof (storm_test), SOAK_CHURN cycles of other modules while
 # /proc/allocinfo is read (churn_test), SOAK_RELOADS loads of a leaking
 # module (leak_reload_test), SOAK_FUZZ seconds of fuzzing (fuzz_test) with
-# a new seed.
+# a new seed, SOAK_RACES partial frees raced by a timer (control_test).
 SOAK_CYCLES ?= 1000
 SOAK_CHURN ?= 2000
 SOAK_RELOADS ?= 2000
 SOAK_FUZZ ?= 1800
+SOAK_RACES ?= 20000
 soak: setup
 	@STORM_CYCLES=$(SOAK_CYCLES) STORM_CYCLES_DEBUG=$(SOAK_CYCLES) \
 		CHURN_CYCLES=$(SOAK_CHURN) CHURN_CYCLES_DEBUG=$(SOAK_CHURN) \
 		LEAK_RELOADS=$(SOAK_RELOADS) LEAK_RELOADS_DEBUG=$(SOAK_RELOADS) \
 		FUZZ_SECONDS=$(SOAK_FUZZ) FUZZ_SECONDS_DEBUG=$(SOAK_FUZZ) FUZZ_SEED= CHECK_FLAVOURS="base debug" \
+		PARTIAL_RACES=$(SOAK_RACES) \
 		STORM_TIMEOUT=14400 scripts/check
 
 # The gate's own reliability on a loaded machine (scripts/gate-soak): 50
