@@ -12,6 +12,11 @@
 //! call sites after the kernel's memory report (OOM, SysRq-m).  With
 //! `debug=1` it reports allocations it cannot count right.
 
+// On 7.3's series the code of what it cannot do yet stays unused (the
+// watched allocations, the page array, failures by call site until the
+// kernel has them: Documentation/linux-7.3-module.md).
+#![cfg_attr(allocprof_tags, allow(dead_code))]
+
 use kernel::{c_str, prelude::*, sync::Arc};
 
 mod control;
@@ -42,10 +47,21 @@ use sys::procfs::ProcFile;
 use sys::sysctl::Sysctl;
 use sysctl::{MemProfilingParam, Mode};
 
+#[cfg(not(allocprof_tags))]
 module! {
     type: AllocProf,
     name: "allocprof",
     author: "allocprof developers",
+    description: "Memory allocation profiling back end: /proc/allocinfo, vm.mem_profiling",
+    license: "GPL",
+}
+
+// 7.3's `module!` names its authors in a list.
+#[cfg(allocprof_tags)]
+module! {
+    type: AllocProf,
+    name: "allocprof",
+    authors: ["allocprof developers"],
     description: "Memory allocation profiling back end: /proc/allocinfo, vm.mem_profiling",
     license: "GPL",
 }
@@ -67,9 +83,9 @@ struct AllocProf {
 }
 
 impl kernel::Module for AllocProf {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
+    fn init(module: &'static ThisModule) -> Result<Self> {
         let mode = sysctl::load_mode();
-        let profiling = Profiling::new(mode, debug::enabled(), &THIS_MODULE)?;
+        let profiling = Profiling::new(mode, debug::enabled(), module)?;
         // From here on, `drop` undoes whatever was done.
         let mut this = AllocProf {
             profiling,
@@ -85,7 +101,7 @@ impl kernel::Module for AllocProf {
         this.proc = Some(ProcFile::new(c_str!("allocinfo"), 0o400, allocinfo)?);
         // Per-site control and reports; profiling works without them
         // (debugfs may be off or locked down).
-        match debugfs_files(this.profiling.clone()) {
+        match debugfs_files(this.profiling.clone(), module) {
             Ok(dir) => this.debugfs = Some(dir),
             Err(e) => pr_warn!(
                 "no per-call-site control: /sys/kernel/debug/allocprof cannot be made ({:?})\n",
@@ -104,12 +120,23 @@ impl kernel::Module for AllocProf {
             .with_profiler(|p| p.footprint())
             .unwrap_or_default();
         let adoption = this.profiling.adoption();
+        #[cfg(not(allocprof_tags))]
         pr_info!(
             "loaded: mem_profiling={}, {} call sites, {} KiB of page back-references ({} bytes a page), {} bytes of counters a CPU, {} KiB of counter addresses\n",
             mode.name(),
             footprint.sites,
             footprint.pages / 1024,
             page::BYTES_PER_PAGE,
+            footprint.counters,
+            footprint.table / 1024
+        );
+        // On 7.3 the kernel keeps every allocation's reference (pages: in
+        // page flags or page_ext; objects: in their slab's extension).
+        #[cfg(allocprof_tags)]
+        pr_info!(
+            "loaded: mem_profiling={}, {} call sites, the kernel's page and object references, {} bytes of counters a CPU, {} KiB of counter addresses\n",
+            mode.name(),
+            footprint.sites,
             footprint.counters,
             footprint.table / 1024
         );
@@ -135,14 +162,17 @@ impl kernel::Module for AllocProf {
 }
 
 /// `/sys/kernel/debug/allocprof/`: the control file and the reports, of
-/// the profiler of `profiling`.
-fn debugfs_files(profiling: Arc<Profiling>) -> Result<DebugDir<Profiling>> {
+/// the profiler of `profiling`; `module` is allocprof's.
+fn debugfs_files(
+    profiling: Arc<Profiling>,
+    module: &'static ThisModule,
+) -> Result<DebugDir<Profiling>> {
     let mut dir = DebugDir::new(c_str!("allocprof"), profiling)?;
-    dir.add::<control::Control>(c_str!("control"), 0o600, &THIS_MODULE)?;
-    dir.add::<reports::Stacks>(c_str!("stacks"), 0o400, &THIS_MODULE)?;
-    dir.add::<reports::Ages>(c_str!("ages"), 0o400, &THIS_MODULE)?;
-    dir.add::<reports::Nodes>(c_str!("nodes"), 0o400, &THIS_MODULE)?;
-    dir.add::<reports::Faults>(c_str!("faults"), 0o400, &THIS_MODULE)?;
+    dir.add::<control::Control>(c_str!("control"), 0o600, module)?;
+    dir.add::<reports::Stacks>(c_str!("stacks"), 0o400, module)?;
+    dir.add::<reports::Ages>(c_str!("ages"), 0o400, module)?;
+    dir.add::<reports::Nodes>(c_str!("nodes"), 0o400, module)?;
+    dir.add::<reports::Faults>(c_str!("faults"), 0o400, module)?;
     Ok(dir)
 }
 

@@ -110,6 +110,8 @@ impl core::fmt::Display for KnobNames {
     }
 }
 
+crate::printable!(KnobNames);
+
 /// One call site's knobs and what they have left; a line of the `faults`
 /// report.
 #[derive(Clone, Copy)]

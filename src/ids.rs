@@ -263,3 +263,5 @@ pub(crate) fn page_reference_id(generation: u32, v: u64) -> Option<SiteId> {
     }
     SiteId::new((v & 0xffff) as u16)
 }
+
+crate::printable!(SiteId);

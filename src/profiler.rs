@@ -19,17 +19,21 @@ use kernel::{prelude::*, ThisModule};
 use crate::counters::Counters;
 use crate::debug::{report, Report, Reports};
 use crate::faults::{Entry as FaultEntry, Faults, Knobs};
-use crate::ids::{page_reference_id, Flags, SiteId};
+#[cfg(not(allocprof_tags))]
+use crate::ids::page_reference_id;
+use crate::ids::{Flags, SiteId};
 use crate::page::{self, PageRefs};
 use crate::query::{final_flags, LoadCommands, Query, OWN_MODULE};
 use crate::showmem;
+#[cfg(not(allocprof_tags))]
+use crate::sys::backend::ObjSlot;
+#[cfg(allocprof_tags)]
+use crate::sys::backend::{ObjRef, TagRange};
 use crate::sys::{
     self,
-    backend::{
-        new_generation, Backend, FailKind, Gfp, ObjSlot, OwnMemory, Registration, Tag, TagSection,
-    },
+    backend::{new_generation, Backend, FailKind, Gfp, OwnMemory, Registration, Tag, TagSection},
     debugfs::writes_locked_down,
-    mm::{max_pfn, NodeId, Pfn},
+    mm::{NodeId, Pfn},
     sync::TryMutex,
 };
 use crate::tags::{Inaccurate, Registry, Sites};
@@ -88,7 +92,11 @@ impl Profiler {
         module: &'static ThisModule,
         load_commands: KVec<u8>,
     ) -> Result<Pin<KBox<Self>>> {
-        let pages = PageRefs::new(max_pfn())?;
+        // On 7.3 the kernel keeps the pages' references: no array.
+        #[cfg(allocprof_tags)]
+        let pages = PageRefs::new(0)?;
+        #[cfg(not(allocprof_tags))]
+        let pages = PageRefs::new(sys::mm::max_pfn())?;
         let faults = Faults::new()?;
         let load = LoadCommands::new(load_commands)?;
         let registry = Registry::new()?;
@@ -283,8 +291,10 @@ pub(crate) trait Checks: Send + Sync + 'static {
     /// Before `2^order` pages at `pfn` are counted for `tag`.
     fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag<'_>>);
     /// Before an object of `size` bytes with slot `slot` is counted for `tag`.
+    #[cfg(not(allocprof_tags))]
     fn obj_alloc(p: &Profiler, slot: &ObjSlot<'_>, tag: Option<Tag<'_>>, size: usize);
     /// After an object's free was counted; `old` is the value its slot had.
+    #[cfg(not(allocprof_tags))]
     fn obj_freed(p: &Profiler, old: u16);
 }
 
@@ -295,32 +305,25 @@ impl Checks for NoChecks {
     #[inline(always)]
     fn page_alloc(_p: &Profiler, _pfn: Pfn, _order: u32, _tag: Option<Tag<'_>>) {}
 
+    #[cfg(not(allocprof_tags))]
     #[inline(always)]
     fn obj_alloc(_p: &Profiler, _slot: &ObjSlot<'_>, _tag: Option<Tag<'_>>, _size: usize) {}
 
+    #[cfg(not(allocprof_tags))]
     #[inline(always)]
     fn obj_freed(_p: &Profiler, _old: u16) {}
 }
 
+#[cfg(not(allocprof_tags))]
 impl<C: Checks> Backend for Hooks<C> {
     type Data = Profiler;
 
     fn section_add(p: &Profiler, section: TagSection) -> Result {
-        let owner = section.owner();
-        let mut registry = p.registry.lock();
-        registry.add(section, &p.counters, &p.inaccurate)?;
-        if owner == 0 {
-            p.unsettle_pool(&mut registry);
-        } else {
-            p.apply_load_commands(&mut registry, owner);
-        }
-        Ok(())
+        p.add_section(section)
     }
 
     fn section_del(p: &Profiler, section: TagSection) {
-        let mut registry = p.registry.lock();
-        registry.for_each_tag_of(section.owner(), |id, _| p.faults.remove(id));
-        registry.remove(section, &p.counters, &p.inaccurate)
+        p.del_section(section)
     }
 
     fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag<'_>>) {
@@ -388,12 +391,125 @@ impl<C: Checks> Backend for Hooks<C> {
     }
 
     fn should_fail(p: &Profiler, tag: Tag<'_>, kind: FailKind, size: usize, gfp: Gfp) -> bool {
+        p.should_fail(tag, kind, size, gfp)
+    }
+}
+
+/// The hooks on 7.3's series: the kernel keeps each allocation's reference
+/// to its tag and hands the free hooks the tag, so an allocation is
+/// counted for the id in its tag's word on both sides.  The id of a call
+/// site does not change while allocations made with it are live (a
+/// reloaded module's call sites get their ids again, `Registry::add`), and
+/// the kernel clears every reference when a registration ends, so a free
+/// is only ever handed a tag whose id counted its allocation.  Flags that
+/// would count some allocations of a call site and not others, or keep
+/// something per allocation (`-p`, `s`, `a`, `n`), are refused by the
+/// control file on this kernel (`control.rs`).
+#[cfg(allocprof_tags)]
+impl<C: Checks> Backend for Hooks<C> {
+    type Data = Profiler;
+
+    fn section_add(p: &Profiler, section: TagSection) -> Result {
+        p.add_section(section)
+    }
+
+    fn section_del(p: &Profiler, section: TagSection) {
+        p.del_section(section)
+    }
+
+    /// Whether any of the tags still has an id: the registry clears the
+    /// words of an unloaded module's call sites once their allocations are
+    /// all freed (`Registry::remove`, `Registry::collect`).  No lock: the
+    /// kernel asks with its code-tag lock held, which the registry's
+    /// changes of those words hold too.
+    fn section_used(_p: &Profiler, range: TagRange<'_>) -> bool {
+        range.tags().iter().any(|tag| tag.word() != 0)
+    }
+
+    fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag<'_>>) {
+        C::page_alloc(p, pfn, order, tag);
+        let Some(tag) = tag else {
+            return;
+        };
+        match SiteId::plain(tag.word()) {
+            Some(id) => p.counters.add_call(id, page::bytes(order)),
+            None => Profiler::count_alloc_controlled(tag, page::bytes(order), p),
+        }
+    }
+
+    fn page_free(p: &Profiler, _pfn: Pfn, order: u32, tag: Tag<'_>) {
+        if let Some((id, _)) = SiteId::controlled(tag.word()) {
+            p.sub_call(id, page::bytes(order));
+        }
+    }
+
+    fn page_split(p: &Profiler, _pfn: Pfn, old_order: u32, new_order: u32, tag: Tag<'_>) {
+        if let Some((id, _)) = SiteId::controlled(tag.word()) {
+            p.add(id, 0, (1u64 << (old_order - new_order)) - 1);
+        }
+    }
+
+    fn page_sub(p: &Profiler, tag: Tag<'_>, nr: u32) {
+        if let Some((id, _)) = SiteId::controlled(tag.word()) {
+            p.add(id, (u64::from(nr) * sys::mm::PAGE_SIZE).wrapping_neg(), 0);
+        }
+    }
+
+    fn obj_alloc(p: &Profiler, _obj: ObjRef<'_>, tag: Tag<'_>, size: usize) {
+        match SiteId::plain(tag.word()) {
+            Some(id) => p.counters.add_call(id, size as u64),
+            None => Profiler::count_alloc_controlled(tag, size as u64, p),
+        }
+    }
+
+    fn obj_free(p: &Profiler, _obj: ObjRef<'_>, tag: Tag<'_>, size: usize) {
+        if let Some((id, _)) = SiteId::controlled(tag.word()) {
+            p.sub_call(id, size as u64);
+        }
+    }
+
+    fn show_mem(p: &Profiler, count: u32) {
+        showmem::show(count, || p.try_sites())
+    }
+
+    fn should_fail(p: &Profiler, tag: Tag<'_>, kind: FailKind, size: usize, gfp: Gfp) -> bool {
+        p.should_fail(tag, kind, size, gfp)
+    }
+}
+
+impl Profiler {
+    // What both kernels' hooks do alike.
+
+    /// A code-tag section appeared: its call sites get ids, and
+    /// `control=`'s flags if it is a module's.
+    fn add_section(&self, section: TagSection) -> Result {
+        let owner = section.owner();
+        let mut registry = self.registry.lock();
+        registry.add(section, &self.counters, &self.inaccurate)?;
+        if owner == 0 {
+            self.unsettle_pool(&mut registry);
+        } else {
+            self.apply_load_commands(&mut registry, owner);
+        }
+        Ok(())
+    }
+
+    /// A module's section goes away, with its call sites' fault entries.
+    fn del_section(&self, section: TagSection) {
+        let mut registry = self.registry.lock();
+        registry.for_each_tag_of(section.owner(), |id, _| self.faults.remove(id));
+        registry.remove(section, &self.counters, &self.inaccurate)
+    }
+
+    /// [`Backend::should_fail`]: whether the call site has `f` and its
+    /// knobs say this allocation fails.
+    fn should_fail(&self, tag: Tag<'_>, kind: FailKind, size: usize, gfp: Gfp) -> bool {
         let Some((site, flags)) = SiteId::controlled(tag.word()) else {
             return false;
         };
-        match p.settled(site, tag, flags) {
+        match self.settled(site, tag, flags) {
             flags if flags.contains(Flags::FAIL) && !gfp.nofail() => {
-                p.faults.should_fail(site, tag, kind, size)
+                self.faults.should_fail(site, tag, kind, size)
             }
             _ => false,
         }
@@ -407,6 +523,7 @@ impl Profiler {
     // take the cold functions after them.
 
     /// `2^order` pages at `pfn` were allocated for call site `id`.
+    #[cfg(not(allocprof_tags))]
     #[inline(always)]
     fn count_page_alloc(&self, pfn: Pfn, order: u32, id: SiteId) {
         if self.pages.set(pfn, id) {
@@ -417,6 +534,7 @@ impl Profiler {
     }
 
     /// An object of `size` bytes was allocated with slot `slot` for `id`.
+    #[cfg(not(allocprof_tags))]
     #[inline(always)]
     fn count_obj_alloc(&self, slot: ObjSlot<'_>, id: SiteId, size: usize) {
         slot.set(id.get());
@@ -425,6 +543,7 @@ impl Profiler {
 
     /// An object of `size` bytes with slot `slot` is freed: subtracted
     /// from the id in the slot.  Returns the slot's value.
+    #[cfg(not(allocprof_tags))]
     #[inline(always)]
     fn count_obj_free(&self, slot: ObjSlot<'_>, size: usize) -> u16 {
         let v = slot.take();
@@ -474,6 +593,7 @@ impl Profiler {
     /// the default, or no id: counted and watched as the flags say.  The
     /// cold paths take the hook's arguments in the hook's order, the
     /// profiler last, so that reaching them costs the hot path no move.
+    #[cfg(not(allocprof_tags))]
     #[cold]
     #[inline(never)]
     fn count_page_alloc_controlled(pfn: Pfn, order: u32, tag: Tag<'_>, p: &Profiler) {
@@ -499,6 +619,7 @@ impl Profiler {
     /// An object allocated at a call site whose tag's word has flags other
     /// than the default, or without a call site: counted and watched as
     /// the flags say; its slot is cleared if it is not counted.
+    #[cfg(not(allocprof_tags))]
     #[cold]
     #[inline(never)]
     fn count_obj_alloc_controlled(
@@ -523,6 +644,22 @@ impl Profiler {
             .map_or(site, WatchId::as_site_id);
         slot.set(id.get());
         p.counters.add_call(site, size as u64);
+    }
+
+    /// An allocation of `bytes` at a call site whose tag's word has flags
+    /// other than the default, or no id, on 7.3: counted if it has an id,
+    /// once its flags are settled; every flag the control file gives there
+    /// has `p` (`control.rs`), so that its free, which subtracts from the
+    /// id whatever the flags, finds it counted.
+    #[cfg(allocprof_tags)]
+    #[cold]
+    #[inline(never)]
+    fn count_alloc_controlled(tag: Tag<'_>, bytes: u64, p: &Profiler) {
+        let Some((site, flags)) = SiteId::controlled(tag.word()) else {
+            return;
+        };
+        p.settled(site, tag, flags);
+        p.counters.add_call(site, bytes);
     }
 
     /// `flags`, read from the word of `tag` (call site `site`), once
@@ -738,18 +875,24 @@ impl Profiler {
 pub(crate) struct DebugChecks;
 
 impl Checks for DebugChecks {
-    /// Reports an allocation without a tag or over a live reference.
+    /// Reports an allocation without a tag or over a live reference (6.12:
+    /// on 7.3 the kernel keeps the references, and its own debug option
+    /// checks them).
     fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag<'_>>) {
         if tag.is_none() {
             report(Report::UntaggedPages { order }, &p.reports);
         }
+        #[cfg(not(allocprof_tags))]
         if let Some(id) = p.pages.id_of(pfn) {
             report(Report::PagesOverLive { id }, &p.reports);
         }
+        #[cfg(allocprof_tags)]
+        let _ = pfn;
     }
 
     /// Reports an object allocated without a tag or over a live reference
     /// of this load.
+    #[cfg(not(allocprof_tags))]
     fn obj_alloc(p: &Profiler, slot: &ObjSlot<'_>, tag: Option<Tag<'_>>, size: usize) {
         if tag.is_none() {
             report(Report::UntaggedObject { size }, &p.reports);
@@ -762,6 +905,7 @@ impl Checks for DebugChecks {
     /// Reports a slot value allocprof does not write: an id that is neither
     /// a call site's with counters (those of a module that went away stay
     /// until its last allocation is freed) nor a watch id.
+    #[cfg(not(allocprof_tags))]
     fn obj_freed(p: &Profiler, old: u16) {
         let known =
             SiteId::new(old).is_some_and(|id| p.counters.has(id) || WatchId::of(id).is_some());

@@ -201,7 +201,43 @@ fn flags_spec(word: &[u8]) -> Result<Op> {
         pr_err!("control: no flags after '{}'\n", BStr(word));
         return Err(EINVAL);
     }
-    Ok(op(flags))
+    let op = op(flags);
+    supported(op, word)?;
+    Ok(op)
+}
+
+/// Whether this kernel can do what `op` (of flags-spec `word`) asks:
+/// 6.12's series everything; 7.3's (`allocprof_tags`) keeps nothing of an
+/// allocation for the back end, so a call site is counted whole or not at
+/// all (no `-p`) and none is watched (no `s`, `a`, `n`) yet, and `f` needs
+/// the kernel's failures by call site (`allocprof_fail`).
+#[allow(clippy::unnecessary_wraps)]
+fn supported(op: Op, word: &[u8]) -> Result {
+    let _ = (op, word);
+    #[cfg(allocprof_tags)]
+    {
+        let refused = match op {
+            Op::Add(f) => f.watched(),
+            Op::Remove(f) => f.contains(Flags::PROFILE),
+            Op::Set(f) => !f.contains(Flags::PROFILE) || f.watched(),
+        };
+        if refused {
+            pr_err!(
+                "control: '{}': on this kernel (Linux 7.3's series) every call site keeps p and none gets s, a or n\n",
+                BStr(word)
+            );
+            return Err(EOPNOTSUPP);
+        }
+    }
+    #[cfg(not(allocprof_fail))]
+    if matches!(op, Op::Add(f) | Op::Set(f) if f.contains(Flags::FAIL)) {
+        pr_err!(
+            "control: '{}': this kernel cannot fail allocations by call site (no f)\n",
+            BStr(word)
+        );
+        return Err(EOPNOTSUPP);
+    }
+    Ok(())
 }
 
 /// Parses one command (its words): match-specs (keyword and value), the

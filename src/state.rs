@@ -97,7 +97,9 @@ impl Profiling {
             }
             (old, on_off) => {
                 if let Some(r) = &inner.registration {
-                    r.enable(on_off == Mode::On);
+                    // The kernel may have shut profiling down for good
+                    // (7.3): the mode stays as it was.
+                    r.enable(on_off == Mode::On)?;
                     // Allocations made while it was off were not counted,
                     // except allocprof's own tables, counted from now on.
                     if old == Mode::Off && on_off == Mode::On {
@@ -133,7 +135,13 @@ impl Profiling {
         if registration.adoption().is_none() || !on {
             registration.data().mark_all_inaccurate();
         }
-        registration.enable(on);
+        if let Err(e) = registration.enable(on) {
+            pr_err!(
+                "the kernel cannot turn profiling on: it shut profiling down for good ({:?})\n",
+                e
+            );
+            return Err(e);
+        }
         if on {
             Profiler::count_own(&registration);
         }
@@ -164,7 +172,8 @@ fn unregister(inner: &mut Inner) {
     let Some(registration) = inner.registration.take() else {
         return;
     };
-    registration.enable(false);
+    // Switching off cannot fail.
+    let _ = registration.enable(false);
     let untracked = registration.data().untracked_pages();
     drop(registration);
     if untracked != 0 {

@@ -104,6 +104,11 @@ struct Section {
     tags: Option<TagSection>,
     /// After the module is gone: its call sites with live allocations.
     dead: KVec<DeadSite>,
+    /// On 7.3, the tags of the module's unloads whose call sites had live
+    /// allocations, which the kernel keeps while their words hold ids
+    /// (`section_used`): cleared when the section goes ([`Registry::collect`]).
+    #[cfg(allocprof_tags)]
+    kept: KVec<TagSection>,
     /// The counters of its ids, attached to the profiler's table while the
     /// section is in the registry.
     counters: SectionCounters,
@@ -257,6 +262,8 @@ impl Registry {
                     owner: section.owner(),
                     tags: None,
                     dead: KVec::new(),
+                    #[cfg(allocprof_tags)]
+                    kept: KVec::new(),
                     counters: section_counters,
                 },
                 GFP_KERNEL,
@@ -347,6 +354,10 @@ impl Registry {
             for (tag, id) in tags.iter().zip(s.ids()) {
                 let totals = counters.read(id);
                 if totals.is_zero() {
+                    // On 7.3 the word says whether the kernel keeps the
+                    // tag (`section_used`): nothing of it is live.
+                    #[cfg(allocprof_tags)]
+                    tag.set_word(0);
                     continue;
                 }
                 if tag.inaccurate() {
@@ -373,7 +384,15 @@ impl Registry {
             }
         }
         // INVARIANT: The section is withdrawn when this returns.
-        s.tags = None;
+        let tags = s.tags.take();
+        #[cfg(allocprof_tags)]
+        if let Some(tags) = tags.filter(|_| !dead.is_empty()) {
+            if s.kept.push(tags, GFP_KERNEL).is_err() {
+                pr_warn!("the call sites of an unloaded module keep their memory until allocprof unloads\n");
+            }
+        }
+        #[cfg(not(allocprof_tags))]
+        let _ = tags;
         s.dead = dead;
         self.collect(counters);
     }
@@ -390,6 +409,16 @@ impl Registry {
                 return;
             };
             let (first, len) = (s.first, s.len);
+            // On 7.3 the kernel may now give the tags' memory to another
+            // module (`section_used`).
+            #[cfg(allocprof_tags)]
+            for kept in s.kept.iter() {
+                // SAFETY: The kernel keeps the tags while a word holds an
+                // id, and only this clears them, once.
+                unsafe { kept.tags() }
+                    .iter()
+                    .for_each(|tag| tag.set_word(0));
+            }
             // Its figures are all zero and its module is gone: no hook
             // counts for its ids any more.
             counters.detach(&s.counters);
@@ -444,6 +473,10 @@ impl Registry {
 
     /// The first call site shown at or after `id`.
     pub(crate) fn seek(&mut self, id: SiteId) -> Option<SiteId> {
+        // 7.3's read-only cursor does not move: its mutable one does.
+        #[cfg(allocprof_tags)]
+        let mut cursor = self.sections.cursor_lower_bound_mut(&id.get())?;
+        #[cfg(not(allocprof_tags))]
         let mut cursor = self.sections.cursor_lower_bound(&id.get())?;
         loop {
             if let Some(found) = cursor.current().1.first_shown_from(id) {

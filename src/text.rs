@@ -46,3 +46,5 @@ pub(crate) fn write_site(out: &mut impl Output, site: &Site<'_>) {
     out.put(b" func:");
     out.put(site.function);
 }
+
+crate::printable!(BStr<'_>);

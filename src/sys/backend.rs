@@ -3,19 +3,30 @@
 //! The patched kernel's allocation-profiling back-end interface
 //! (`include/linux/alloc_tag_backend.h`): code-tag sections, the hooks, and
 //! registration.
+//!
+//! Two kernels, two interfaces (`src/Kbuild` tells them apart,
+//! Documentation/linux-7.3-module.md): on 6.12's series (the default arm)
+//! the back end keeps its own reference of each allocation, a 2-byte slot
+//! per object ([`ObjSlot`]) and the page array, and the free hooks are
+//! handed those; on 7.3's (`allocprof_tags`) the kernel keeps the
+//! references in its own places and hands every free hook the tag, and a
+//! module's tags stay in memory after it unloads while the back end says
+//! they are used (`section_used`).  The features of the 7.3 series' later
+//! patches (`allocprof_fail`, `allocprof_rust_sites`,
+//! `allocprof_count_existing`) are tested one by one; without them the
+//! functions below do nothing, as said at each.
 
 use core::{
     marker::PhantomData,
     pin::Pin,
     ptr,
-    sync::atomic::{AtomicPtr, AtomicU16, AtomicU64, Ordering},
+    sync::atomic::{AtomicPtr, AtomicU64, Ordering},
 };
 use kernel::{
     alloc::{Allocator, Box, KBox, Vec},
     bindings,
     error::{code::EBUSY, to_result, Result},
     ffi::{c_char, c_int, c_uint, c_ulong, c_void},
-    str::CStr,
     types::Opaque,
 };
 
@@ -24,9 +35,13 @@ use super::mm::Pfn;
 /// A number that changes whenever the lines of the kernel's pool of tags
 /// for Rust lines change (`lib/alloc_tag_rust.c`): a line gets a tag, the
 /// module of some lines goes away or is loaded again.
+/// Without the kernel's pool (`allocprof_rust_sites`), always 0.
 pub(crate) fn rust_changes() -> u32 {
+    #[cfg(allocprof_rust_sites)]
     // SAFETY: A plain read of a counter, from any context.
-    unsafe { bindings::alloc_tag_rust_changes() }
+    return unsafe { bindings::alloc_tag_rust_changes() };
+    #[cfg(not(allocprof_rust_sites))]
+    0
 }
 
 /// The call site one of the back end's own allocations is counted for: the
@@ -38,7 +53,8 @@ pub(crate) fn rust_changes() -> u32 {
 /// # Invariants
 ///
 /// `0` is a tag of vmlinux (of its pool for Rust lines, or the one the pool
-/// falls back to), which is never freed.
+/// falls back to), which is never freed; NULL on a kernel without that pool
+/// (`allocprof_rust_sites`), where it is never handed to the kernel.
 #[derive(Clone, Copy)]
 pub(crate) struct OwnSite(*mut bindings::alloc_tag);
 
@@ -54,10 +70,23 @@ impl OwnSite {
     /// crate's allocating functions are `#[track_caller]` too, so they are
     /// handed the same `Location`).  Makes the line's tag if it has none yet,
     /// named after the first function of allocprof in the call chain.
+    /// Without the kernel's pool (`allocprof_rust_sites`), no site:
+    /// [`Registration::count_own`] then counts nothing.
     #[track_caller]
     #[inline(always)]
     pub(crate) fn caller() -> Self {
-        let loc = core::panic::Location::caller();
+        // INVARIANT: Never handed to the kernel: `count_own` needs the
+        // kernel's pool too (`allocprof_count_existing` comes after it).
+        #[cfg(not(allocprof_rust_sites))]
+        return Self(ptr::null_mut());
+        #[cfg(allocprof_rust_sites)]
+        Self::of(core::panic::Location::caller())
+    }
+
+    /// The site of `loc`.
+    #[cfg(allocprof_rust_sites)]
+    #[inline(always)]
+    fn of(loc: &'static core::panic::Location<'static>) -> Self {
         // SAFETY: A `Location` is static: the kernel keeps its address as
         // the key of its tag and reads its file and line through the kernel
         // crate's `rust_alloc_location()`.  Any context.
@@ -181,7 +210,7 @@ impl<'a> Names<'a> {
         }
         // SAFETY: `name` is a NUL-terminated string that lives for `'a`
         // (type invariant).
-        unsafe { CStr::from_char_ptr(name) }.as_bytes()
+        unsafe { super::c_bytes(name) }
     }
 
     /// Whether `name` (`?` for NULL), or its last `keep` bytes if it is
@@ -285,13 +314,17 @@ impl<'a> Tag<'a> {
     /// Whether the tag is one of the kernel's pool of Rust lines whose
     /// module is not loaded: shown only while it has live allocations, as
     /// an unloaded module's own call sites.
+    /// Never without the pool (`allocprof_rust_sites`).
     pub(crate) fn gone(self) -> bool {
+        #[cfg(not(allocprof_rust_sites))]
+        return false;
         // Only a pool tag of a module can be: the tags of vmlinux have no
         // module name, so most tags need no call.
-        !self.names().module.is_null()
+        #[cfg(allocprof_rust_sites)]
+        return !self.names().module.is_null()
             // SAFETY: The tag is valid for `'a` (type invariant); the kernel
             // only compares its address and reads its own bitmap.
-            && unsafe { bindings::alloc_tag_rust_gone(self.0.get()) }
+            && unsafe { bindings::alloc_tag_rust_gone(self.0.get()) };
     }
 
     /// The tag's names and line (all NULL and 0 for a free tag of the
@@ -432,9 +465,11 @@ impl<'a> Tags<'a> {
 
 /// A slab or percpu object's slot (`struct alloc_tag_slot`): 16 bits the
 /// kernel keeps for the back end with every object, 0 when it makes them
-/// and after a back end unregistered.
-pub(crate) struct ObjSlot<'a>(&'a AtomicU16);
+/// and after a back end unregistered.  6.12's series only.
+#[cfg(not(allocprof_tags))]
+pub(crate) struct ObjSlot<'a>(&'a core::sync::atomic::AtomicU16);
 
+#[cfg(not(allocprof_tags))]
 impl ObjSlot<'_> {
     /// The slot's value.
     #[inline]
@@ -457,6 +492,41 @@ impl ObjSlot<'_> {
     }
 }
 
+/// A slab or percpu object's reference (`union codetag_ref`), which the
+/// kernel sets before `obj_alloc` and clears after `obj_free`: the back end
+/// does not read or write it, and may use its address as the object's
+/// identity while the object lives.  7.3's series only.
+#[cfg(allocprof_tags)]
+#[derive(Clone, Copy)]
+pub(crate) struct ObjRef<'a>(*mut bindings::codetag_ref, PhantomData<&'a ()>);
+
+/// The tags of a module that unloaded, which the kernel keeps while the
+/// back end says it still counts allocations for them (`section_used`).
+/// 7.3's series only.
+///
+/// # Invariants
+///
+/// `start..start + len` are tags the kernel keeps for `'a`.
+#[cfg(allocprof_tags)]
+pub(crate) struct TagRange<'a> {
+    start: *mut bindings::alloc_tag,
+    len: usize,
+    _tags: PhantomData<&'a ()>,
+}
+
+#[cfg(allocprof_tags)]
+impl<'a> TagRange<'a> {
+    /// The tags.
+    pub(crate) fn tags(&self) -> Tags<'a> {
+        if self.len == 0 {
+            return Tags(&[]);
+        }
+        // SAFETY: `start..start + len` are live tags for `'a` (type
+        // invariant), not NULL; `Opaque` is transparent over the tag.
+        Tags(unsafe { core::slice::from_raw_parts(self.start.cast(), self.len) })
+    }
+}
+
 /// An allocation-profiling back end: the hooks the patched kernel calls,
 /// each handed the data of the registration (`Self::Data`).  A back end is
 /// a set of hooks: one data type can be registered with different sets
@@ -475,21 +545,50 @@ pub(crate) trait Backend: 'static {
     /// `2^order` pages at `pfn` were allocated at the call site `tag`.
     fn page_alloc(data: &Self::Data, pfn: Pfn, order: u32, tag: Option<Tag<'_>>);
     /// `2^order` pages at `pfn` are freed.
+    #[cfg(not(allocprof_tags))]
     fn page_free(data: &Self::Data, pfn: Pfn, order: u32);
     /// The allocation of `2^old_order` pages at `pfn` becomes pieces of
     /// `2^new_order`.
+    #[cfg(not(allocprof_tags))]
     fn page_split(data: &Self::Data, pfn: Pfn, old_order: u32, new_order: u32);
     /// Migration: `dst` (`2^order` pages) takes over `src`'s reference.
+    #[cfg(not(allocprof_tags))]
     fn page_copy(data: &Self::Data, dst: Pfn, src: Pfn, order: u32);
     /// The reference of the pages at `pfn`, read before a partial free (0:
     /// none).
+    #[cfg(not(allocprof_tags))]
     fn page_ref(data: &Self::Data, pfn: Pfn) -> u64;
     /// A partial free removed `nr` pages of the allocation `page_ref` named.
+    #[cfg(not(allocprof_tags))]
     fn page_ref_sub(data: &Self::Data, reference: u64, nr: u32);
     /// A slab or percpu object of `size` bytes was allocated at `tag`.
+    #[cfg(not(allocprof_tags))]
     fn obj_alloc(data: &Self::Data, slot: ObjSlot<'_>, tag: Option<Tag<'_>>, size: usize);
     /// A slab or percpu object of `size` bytes with a non-zero slot is freed.
+    #[cfg(not(allocprof_tags))]
     fn obj_free(data: &Self::Data, slot: ObjSlot<'_>, size: usize);
+    /// Whether allocations counted for the tags of `range`, of a module
+    /// that unloaded, are still live: the kernel keeps the tags while this
+    /// says so.  Called with a spinlock held: must not sleep or lock.
+    #[cfg(allocprof_tags)]
+    fn section_used(data: &Self::Data, range: TagRange<'_>) -> bool;
+    /// `2^order` pages at `pfn`, allocated at `tag`, are freed.
+    #[cfg(allocprof_tags)]
+    fn page_free(data: &Self::Data, pfn: Pfn, order: u32, tag: Tag<'_>);
+    /// The allocation of `2^old_order` pages at `pfn` for `tag` becomes
+    /// pieces of `2^new_order`, each freed on its own.
+    #[cfg(allocprof_tags)]
+    fn page_split(data: &Self::Data, pfn: Pfn, old_order: u32, new_order: u32, tag: Tag<'_>);
+    /// A partial free took `nr` pages off an allocation at `tag`, which
+    /// stays allocated.
+    #[cfg(allocprof_tags)]
+    fn page_sub(data: &Self::Data, tag: Tag<'_>, nr: u32);
+    /// A slab or percpu object of `size` bytes was allocated at `tag`.
+    #[cfg(allocprof_tags)]
+    fn obj_alloc(data: &Self::Data, obj: ObjRef<'_>, tag: Tag<'_>, size: usize);
+    /// A slab or percpu object of `size` bytes allocated at `tag` is freed.
+    #[cfg(allocprof_tags)]
+    fn obj_free(data: &Self::Data, obj: ObjRef<'_>, tag: Tag<'_>, size: usize);
     /// Print the top `count` call sites after the kernel's memory report.
     fn show_mem(data: &Self::Data, count: u32);
     /// Whether the allocation about to be made at `tag`, of `size` bytes
@@ -500,8 +599,13 @@ pub(crate) trait Backend: 'static {
 }
 
 /// The bit of a tag's word that the kernel reads: the allocators ask
-/// [`Backend::should_fail`] for the call sites that have it.
+/// [`Backend::should_fail`] for the call sites that have it.  Without
+/// failures by call site in the kernel (`allocprof_fail`) nothing reads it:
+/// the same bit, so that the word's layout is one.
+#[cfg(allocprof_fail)]
 pub(crate) const FAIL_BIT: u64 = bindings::ALLOC_TAG_BACKEND_FAIL as u64;
+#[cfg(not(allocprof_fail))]
+pub(crate) const FAIL_BIT: u64 = 1 << 20;
 
 /// Which allocator asks [`Backend::should_fail`].
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -521,6 +625,7 @@ pub(crate) enum FailKind {
 
 impl FailKind {
     /// The kind the kernel passed, if it is one of these.
+    #[cfg(allocprof_fail)]
     fn from_raw(kind: bindings::alloc_tag_fail_kind) -> Option<Self> {
         Some(match kind {
             bindings::alloc_tag_fail_kind_ALLOC_TAG_FAIL_SLAB => Self::Slab,
@@ -552,7 +657,10 @@ impl Gfp {
     /// Whether the allocation may not fail (`__GFP_NOFAIL`): the kernel
     /// never asks for those; a back end checks again.
     pub(crate) fn nofail(self) -> bool {
-        self.0 & bindings::__GFP_NOFAIL != 0
+        #[cfg(allocprof_fail)]
+        return self.0 & bindings::__GFP_NOFAIL != 0;
+        #[cfg(not(allocprof_fail))]
+        true
     }
 }
 
@@ -649,6 +757,7 @@ unsafe extern "C" fn page_alloc<B: Backend>(
 /// # Safety
 ///
 /// Called by the kernel, as a hook of `B`.
+#[cfg(not(allocprof_tags))]
 unsafe extern "C" fn page_free<B: Backend>(pfn: c_ulong, order: c_uint) {
     // SAFETY: A hook of `B`.
     let data = unsafe { registered::<B>() };
@@ -658,6 +767,7 @@ unsafe extern "C" fn page_free<B: Backend>(pfn: c_ulong, order: c_uint) {
 /// # Safety
 ///
 /// Called by the kernel, as a hook of `B`.
+#[cfg(not(allocprof_tags))]
 unsafe extern "C" fn page_split<B: Backend>(pfn: c_ulong, old_order: c_uint, new_order: c_uint) {
     // SAFETY: A hook of `B`.
     let data = unsafe { registered::<B>() };
@@ -667,6 +777,7 @@ unsafe extern "C" fn page_split<B: Backend>(pfn: c_ulong, old_order: c_uint, new
 /// # Safety
 ///
 /// Called by the kernel, as a hook of `B`.
+#[cfg(not(allocprof_tags))]
 unsafe extern "C" fn page_copy<B: Backend>(dst: c_ulong, src: c_ulong, order: c_uint) {
     // SAFETY: A hook of `B`.
     let data = unsafe { registered::<B>() };
@@ -676,6 +787,7 @@ unsafe extern "C" fn page_copy<B: Backend>(dst: c_ulong, src: c_ulong, order: c_
 /// # Safety
 ///
 /// Called by the kernel, as a hook of `B`.
+#[cfg(not(allocprof_tags))]
 unsafe extern "C" fn page_ref<B: Backend>(pfn: c_ulong) -> c_ulong {
     // SAFETY: A hook of `B`.
     let data = unsafe { registered::<B>() };
@@ -685,6 +797,7 @@ unsafe extern "C" fn page_ref<B: Backend>(pfn: c_ulong) -> c_ulong {
 /// # Safety
 ///
 /// Called by the kernel, as a hook of `B`.
+#[cfg(not(allocprof_tags))]
 unsafe extern "C" fn page_ref_sub<B: Backend>(reference: c_ulong, nr: c_uint) {
     // SAFETY: A hook of `B`.
     let data = unsafe { registered::<B>() };
@@ -695,6 +808,7 @@ unsafe extern "C" fn page_ref_sub<B: Backend>(reference: c_ulong, nr: c_uint) {
 ///
 /// Called by the kernel with a valid slot, exclusively ours during the call
 /// (the object is being allocated or freed), and a tag of a live section.
+#[cfg(not(allocprof_tags))]
 unsafe extern "C" fn obj_alloc<B: Backend>(
     slot: *mut bindings::alloc_tag_slot,
     tag: *mut bindings::alloc_tag,
@@ -702,7 +816,8 @@ unsafe extern "C" fn obj_alloc<B: Backend>(
 ) {
     // SAFETY: The slot is a valid, aligned `u16`, which has the layout of
     // `AtomicU16`, and lives for the call.
-    let slot = ObjSlot(unsafe { AtomicU16::from_ptr(ptr::addr_of_mut!((*slot).id)) });
+    let slot =
+        ObjSlot(unsafe { core::sync::atomic::AtomicU16::from_ptr(ptr::addr_of_mut!((*slot).id)) });
     // SAFETY: By the function's safety requirements.
     let tag = unsafe { tag_from_raw(tag) };
     // SAFETY: A hook of `B`.
@@ -713,9 +828,11 @@ unsafe extern "C" fn obj_alloc<B: Backend>(
 /// # Safety
 ///
 /// Called by the kernel with a valid slot, as a hook of `B`.
+#[cfg(not(allocprof_tags))]
 unsafe extern "C" fn obj_free<B: Backend>(slot: *mut bindings::alloc_tag_slot, size: usize) {
     // SAFETY: As in `obj_alloc`.
-    let slot = ObjSlot(unsafe { AtomicU16::from_ptr(ptr::addr_of_mut!((*slot).id)) });
+    let slot =
+        ObjSlot(unsafe { core::sync::atomic::AtomicU16::from_ptr(ptr::addr_of_mut!((*slot).id)) });
     // SAFETY: A hook of `B`.
     let data = unsafe { registered::<B>() };
     B::obj_free(data, slot, size)
@@ -733,6 +850,7 @@ unsafe extern "C" fn show_mem<B: Backend>(count: c_uint) {
 /// # Safety
 ///
 /// Called by the kernel with a tag of a live section, as a hook of `B`.
+#[cfg(allocprof_fail)]
 unsafe extern "C" fn should_fail<B: Backend>(
     tag: *mut bindings::alloc_tag,
     kind: bindings::alloc_tag_fail_kind,
@@ -751,6 +869,121 @@ unsafe extern "C" fn should_fail<B: Backend>(
     B::should_fail(data, tag, kind, size, Gfp(gfp))
 }
 
+/// A tag pointer from the kernel, never NULL on 7.3, as a [`Tag`].
+///
+/// # Safety
+///
+/// `tag` points into a section the back end was given, or a range it said
+/// is used, which stays in memory for `'a`.
+#[cfg(allocprof_tags)]
+unsafe fn tag_from_kernel<'a>(tag: *mut bindings::alloc_tag) -> Tag<'a> {
+    // SAFETY: By the function's safety requirements `tag` is a valid tag
+    // for `'a`; `Opaque` is transparent over it.
+    Tag(unsafe { &*tag.cast::<Opaque<bindings::alloc_tag>>() })
+}
+
+/// # Safety
+///
+/// Called by the kernel with the tags of an unloaded module that it keeps,
+/// with a spinlock held, as a hook of `B`.
+#[cfg(allocprof_tags)]
+unsafe extern "C" fn section_used<B: Backend>(
+    start: *mut bindings::alloc_tag,
+    stop: *mut bindings::alloc_tag,
+) -> bool {
+    // SAFETY: `start..stop` is one range, so both are in the same object.
+    let len = unsafe { stop.offset_from(start) } as usize;
+    // SAFETY: A hook of `B`.
+    let data = unsafe { registered::<B>() };
+    // INVARIANT: The kernel keeps the tags during the call.
+    let range = TagRange {
+        start,
+        len,
+        _tags: PhantomData,
+    };
+    B::section_used(data, range)
+}
+
+/// # Safety
+///
+/// Called by the kernel with the tag the pages were allocated for, as a
+/// hook of `B`.
+#[cfg(allocprof_tags)]
+unsafe extern "C" fn page_free<B: Backend>(
+    pfn: c_ulong,
+    order: c_uint,
+    tag: *mut bindings::alloc_tag,
+) {
+    // SAFETY: By the function's safety requirements.
+    let tag = unsafe { tag_from_kernel(tag) };
+    // SAFETY: A hook of `B`.
+    let data = unsafe { registered::<B>() };
+    B::page_free(data, Pfn::new(pfn), order, tag)
+}
+
+/// # Safety
+///
+/// As [`page_free`].
+#[cfg(allocprof_tags)]
+unsafe extern "C" fn page_split<B: Backend>(
+    pfn: c_ulong,
+    old_order: c_uint,
+    new_order: c_uint,
+    tag: *mut bindings::alloc_tag,
+) {
+    // SAFETY: By the function's safety requirements.
+    let tag = unsafe { tag_from_kernel(tag) };
+    // SAFETY: A hook of `B`.
+    let data = unsafe { registered::<B>() };
+    B::page_split(data, Pfn::new(pfn), old_order, new_order, tag)
+}
+
+/// # Safety
+///
+/// As [`page_free`].
+#[cfg(allocprof_tags)]
+unsafe extern "C" fn page_sub<B: Backend>(tag: *mut bindings::alloc_tag, nr: c_uint) {
+    // SAFETY: By the function's safety requirements.
+    let tag = unsafe { tag_from_kernel(tag) };
+    // SAFETY: A hook of `B`.
+    let data = unsafe { registered::<B>() };
+    B::page_sub(data, tag, nr)
+}
+
+/// # Safety
+///
+/// Called by the kernel with the object's reference, set to `tag`, a tag
+/// of a live section, as a hook of `B`.
+#[cfg(allocprof_tags)]
+unsafe extern "C" fn obj_alloc<B: Backend>(
+    obj: *mut bindings::codetag_ref,
+    tag: *mut bindings::alloc_tag,
+    size: usize,
+) {
+    // SAFETY: By the function's safety requirements.
+    let tag = unsafe { tag_from_kernel(tag) };
+    // SAFETY: A hook of `B`.
+    let data = unsafe { registered::<B>() };
+    B::obj_alloc(data, ObjRef(obj, PhantomData), tag, size)
+}
+
+/// # Safety
+///
+/// Called by the kernel with the reference of an object being freed and
+/// the tag it names, as a hook of `B`.
+#[cfg(allocprof_tags)]
+unsafe extern "C" fn obj_free<B: Backend>(
+    obj: *mut bindings::codetag_ref,
+    tag: *mut bindings::alloc_tag,
+    size: usize,
+) {
+    // SAFETY: By the function's safety requirements.
+    let tag = unsafe { tag_from_kernel(tag) };
+    // SAFETY: A hook of `B`.
+    let data = unsafe { registered::<B>() };
+    B::obj_free(data, ObjRef(obj, PhantomData), tag, size)
+}
+
 /// The hook table of back end `B`.
 struct Table<B: Backend>(PhantomData<B>);
 
@@ -759,21 +992,44 @@ impl<B: Backend> Table<B> {
         owner: ptr::null_mut(),
         section_add: Some(section_add::<B>),
         section_del: Some(section_del::<B>),
+        #[cfg(allocprof_tags)]
+        section_used: Some(section_used::<B>),
         page_alloc: Some(page_alloc::<B>),
         page_free: Some(page_free::<B>),
         page_split: Some(page_split::<B>),
+        #[cfg(not(allocprof_tags))]
         page_copy: Some(page_copy::<B>),
+        #[cfg(not(allocprof_tags))]
         page_ref: Some(page_ref::<B>),
+        #[cfg(not(allocprof_tags))]
         page_ref_sub: Some(page_ref_sub::<B>),
+        // Nothing per allocation is the back end's on 7.3: the swap of
+        // two folios' references changes no count.
+        #[cfg(allocprof_tags)]
+        page_swap: None,
+        #[cfg(allocprof_tags)]
+        page_sub: Some(page_sub::<B>),
         obj_alloc: Some(obj_alloc::<B>),
         obj_free: Some(obj_free::<B>),
         show_mem: Some(show_mem::<B>),
+        #[cfg(allocprof_fail)]
         should_fail: Some(should_fail::<B>),
     };
 }
 
+/// A number for a new registration: 7.3's series has no counter of them
+/// (the kernel clears a registration's references when it ends, so no
+/// reference needs one), and the number only tells registrations apart in
+/// the content id of `/proc/allocinfo`'s ioctl: the boot clock's
+/// microseconds, which differ from one registration to the next.
+#[cfg(allocprof_tags)]
+pub(crate) fn new_generation() -> u32 {
+    (super::task::now_ns() / 1000) as u32
+}
+
 /// A number that differs for every call since boot: a back end's
 /// registration writes it into its slot values (see `ids.rs`).
+#[cfg(not(allocprof_tags))]
 pub(crate) fn new_generation() -> u32 {
     // SAFETY: No requirements: an atomic counter.
     unsafe { bindings::alloc_tag_backend_new_generation() }
@@ -865,10 +1121,19 @@ impl<D: Send + Sync + 'static> Registration<D> {
         self.adoption
     }
 
-    /// Turns the alloc-side hooks (profiling) on or off.
-    pub(crate) fn enable(&self, on: bool) {
+    /// Turns the alloc-side hooks (profiling) on or off.  On 7.3 the
+    /// kernel refuses to turn them on (`EPERM`) once it shut profiling down
+    /// for good.
+    pub(crate) fn enable(&self, on: bool) -> Result {
+        #[cfg(allocprof_tags)]
         // SAFETY: We are registered (type invariant).
-        unsafe { bindings::alloc_tag_backend_enable(on) }
+        return to_result(unsafe { bindings::alloc_tag_backend_enable(on) });
+        #[cfg(not(allocprof_tags))]
+        {
+            // SAFETY: We are registered (type invariant).
+            unsafe { bindings::alloc_tag_backend_enable(on) };
+            Ok(())
+        }
     }
 
     /// Counts `memory`, which the back end allocated before it registered
@@ -876,8 +1141,16 @@ impl<D: Send + Sync + 'static> Registration<D> {
     /// allocated now: nothing while profiling is off, and nothing of what
     /// the hooks count already (the boot record's allocations they were
     /// handed).  `EINVAL` for memory of another kind, `ENOMEM` if a slab
-    /// object's slot could not be made.
+    /// object's slot could not be made.  Without the kernel's
+    /// `alloc_tag_count_existing()` (`allocprof_count_existing`), nothing
+    /// is counted: the back end's tables are missing from its figures.
     pub(crate) fn count_own(&self, site: OwnSite, memory: OwnMemory<'_>) -> Result {
+        #[cfg(not(allocprof_count_existing))]
+        {
+            let _ = (site, memory);
+            Ok(())
+        }
+        #[cfg(allocprof_count_existing)]
         // SAFETY: We are registered (type invariant).  `memory` is a live
         // allocation of the kind the call takes (its invariant), `site` a
         // tag of vmlinux (its invariant).
@@ -891,11 +1164,18 @@ impl<D: Send + Sync + 'static> Registration<D> {
     }
 
     /// Turns the allocators' questions to [`Backend::should_fail`] on or
-    /// off; off until asked, and again once unregistered.
+    /// off; off until asked, and again once unregistered.  A no-op without
+    /// failures by call site in the kernel (`allocprof_fail`), where the
+    /// control file refuses `f`.
     pub(crate) fn fail(&self, on: bool) {
+        #[cfg(allocprof_fail)]
         // SAFETY: We are registered (type invariant), with a table that has
         // `should_fail`.
-        unsafe { bindings::alloc_tag_backend_fail(on) }
+        unsafe {
+            bindings::alloc_tag_backend_fail(on)
+        }
+        #[cfg(not(allocprof_fail))]
+        let _ = on;
     }
 }
 

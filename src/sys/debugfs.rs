@@ -15,6 +15,9 @@ use kernel::{
     uaccess::UserSlice,
     ThisModule,
 };
+// 7.3's `CStr` is core's, with the kernel's methods in a trait.
+#[cfg(allocprof_tags)]
+use kernel::str::CStrExt as _;
 
 /// The text of an open file, made at open.  An allocation failure while
 /// writing it is kept and reported when the text is done (`ENOMEM`).
@@ -166,7 +169,7 @@ unsafe extern "C" fn write<F: DebugText>(
         return E2BIG.to_errno() as isize;
     }
     let mut input = KVec::new();
-    let copied = UserSlice::new(buf as usize, count)
+    let copied = UserSlice::new(super::user_ptr(buf as usize), count)
         .reader()
         .read_all(&mut input, GFP_KERNEL);
     // SAFETY: The file is open on a file made with `F`, and this is its
@@ -245,13 +248,25 @@ impl<T: Send + Sync + 'static> DebugDir<T> {
         // INVARIANT: The file's data is `self.data`'s `T`.
         // SAFETY: So every pointer passed outlives the file.
         let f = from_err_ptr(unsafe {
-            bindings::debugfs_create_file(
+            #[cfg(not(allocprof_tags))]
+            let f = bindings::debugfs_create_file(
                 name.as_char_ptr(),
                 mode,
                 self.dentry.as_ptr(),
                 data,
                 &*ops,
-            )
+            );
+            // 7.3's `debugfs_create_file()` is a macro over this one.
+            #[cfg(allocprof_tags)]
+            let f = bindings::debugfs_create_file_full(
+                name.as_char_ptr(),
+                mode,
+                self.dentry.as_ptr(),
+                data,
+                core::ptr::null(),
+                &*ops,
+            );
+            f
         })?;
         let _ = f;
         self.ops.push(ops, GFP_KERNEL).map_err(|_| ENOMEM)

@@ -32,6 +32,8 @@ impl Pfn {
 }
 
 /// One past the highest page frame number of the memory present at boot.
+/// 6.12's series only, for the page array: 7.3's keeps the references.
+#[cfg(not(allocprof_tags))]
 pub(crate) fn max_pfn() -> usize {
     // SAFETY: A plain read of a value set once during boot.
     unsafe { bindings::get_max_pfn() as usize }

@@ -9,7 +9,6 @@ use kernel::{
     bindings,
     error::{to_result, Result},
     ffi::{c_int, c_ulong, c_void},
-    str::CStr,
     sync::Arc,
 };
 
@@ -49,9 +48,8 @@ unsafe extern "C" fn notify<V: ModuleEvents>(
         bindings::module_state_MODULE_STATE_GOING => {
             // SAFETY: For these states `data` is the module, whose `name`
             // is a NUL-terminated array, live during the call.
-            let name =
-                unsafe { CStr::from_char_ptr((*data.cast::<bindings::module>()).name.as_ptr()) };
-            value.going(name.as_bytes());
+            let name = unsafe { super::c_bytes((*data.cast::<bindings::module>()).name.as_ptr()) };
+            value.going(name);
         }
         _ => {}
     }

@@ -15,7 +15,6 @@ use kernel::{
     bindings,
     ffi::{c_char, c_int},
     page::PAGE_SIZE,
-    str::CStr,
 };
 
 /// How a parameter's text is taken and shown.
@@ -95,7 +94,7 @@ unsafe extern "C" fn param_set<V: ParamValue>(
         &b""[..]
     } else {
         // SAFETY: The kernel passes a NUL-terminated string.
-        unsafe { CStr::from_char_ptr(val) }.as_bytes()
+        unsafe { super::c_bytes(val) }
     };
     match V::set(text) {
         Ok(()) => 0,
@@ -146,10 +145,13 @@ pub(crate) struct KernelParam(bindings::kernel_param);
 unsafe impl Sync for KernelParam {}
 
 impl KernelParam {
-    /// A parameter `name` handled by `ops`, shown in sysfs with `perm`.
-    pub(crate) const fn new<V>(name: &'static CStr, perm: u16, ops: &'static ParamOps<V>) -> Self {
+    /// A parameter `name` (its bytes with a NUL at the end) handled by
+    /// `ops`, shown in sysfs with `perm`.  Bytes rather than a `CStr`: the
+    /// two kernels' `CStr` types differ, and 7.3's pointer is not `const`.
+    pub(crate) const fn new<V>(name: &'static [u8], perm: u16, ops: &'static ParamOps<V>) -> Self {
+        assert!(!name.is_empty() && name[name.len() - 1] == 0);
         Self(bindings::kernel_param {
-            name: name.as_char_ptr(),
+            name: name.as_ptr().cast(),
             mod_: core::ptr::null_mut(),
             ops: &ops.0,
             perm,
@@ -172,7 +174,7 @@ macro_rules! module_param {
             #[link_section = "__param"]
             #[used]
             static PARAM: $crate::sys::param::KernelParam = $crate::sys::param::KernelParam::new(
-                kernel::c_str!(stringify!($name)),
+                concat!(stringify!($name), "\0").as_bytes(),
                 $perm,
                 &OPS,
             );

@@ -6,10 +6,15 @@
 use core::{
     marker::PhantomData,
     mem,
-    ptr::{self, NonNull},
+    ptr::NonNull,
     sync::atomic::{AtomicU64, Ordering},
 };
-use kernel::{bindings, error::code::ENOMEM, error::Result, init::Zeroable};
+use kernel::{bindings, error::code::ENOMEM, error::Result};
+// pin-init's on 7.3.
+#[cfg(not(allocprof_tags))]
+use kernel::init::Zeroable;
+#[cfg(allocprof_tags)]
+use kernel::prelude::Zeroable;
 
 use super::backend::OwnMemory;
 
@@ -39,12 +44,19 @@ impl<T: Zeroable> PerCpuArray<T> {
     #[track_caller]
     pub(crate) fn new(len: usize) -> Result<Self> {
         let size = mem::size_of::<T>().checked_mul(len).ok_or(ENOMEM)?;
+        #[cfg(allocprof_rust_sites)]
         let loc = core::panic::Location::caller();
         // SAFETY: `__alloc_percpu` may be called with any size and alignment;
         // it returns zeroed memory or NULL.  A `Location` is static.
+        #[cfg(allocprof_rust_sites)]
         let ptr = unsafe {
-            bindings::__alloc_percpu(size, mem::align_of::<T>(), ptr::from_ref(loc).cast())
+            bindings::__alloc_percpu(size, mem::align_of::<T>(), core::ptr::from_ref(loc).cast())
         };
+        // Without the kernel's pool of Rust lines: counted for the C
+        // helper's line.
+        // SAFETY: As above.
+        #[cfg(not(allocprof_rust_sites))]
+        let ptr = unsafe { bindings::__alloc_percpu(size, mem::align_of::<T>()) };
         let ptr = NonNull::new(ptr.cast::<T>()).ok_or(ENOMEM)?;
         // INVARIANT: `ptr` is a fresh allocation of `len` `T`s.
         Ok(Self {

@@ -9,6 +9,9 @@ use kernel::{
     bindings, c_str,
     ffi::{c_char, c_int, c_uint, c_ulonglong, c_void},
 };
+// 7.3's `CStr` is core's, with the kernel's methods in a trait.
+#[cfg(allocprof_tags)]
+use kernel::str::CStrExt as _;
 
 use super::backend::Site;
 
@@ -108,4 +111,19 @@ pub(crate) fn warn_symbol(addr: usize) {
 pub(crate) fn dump_stack() {
     // SAFETY: No requirements.
     unsafe { bindings::dump_stack() };
+}
+
+/// Makes types with `core::fmt::Display` printable by `pr_*!` on 7.3 too,
+/// whose `pr_*!` take the kernel crate's own `Display` (forwarded to core's
+/// only for the kernel crate's types and primitives).
+#[macro_export]
+macro_rules! printable {
+    ($t:ty) => {
+        #[cfg(allocprof_tags)]
+        impl kernel::fmt::Display for $t {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                core::fmt::Display::fmt(self, f)
+            }
+        }
+    };
 }

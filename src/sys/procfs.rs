@@ -11,9 +11,17 @@ use kernel::{
     ffi::{c_int, c_long, c_uint, c_ulong},
     str::CStr,
     sync::Arc,
-    types::{AsBytes, FromBytes, Opaque},
+    types::Opaque,
     uaccess::UserSlice,
 };
+// The byte-copy traits moved on 7.3.
+#[cfg(allocprof_tags)]
+use kernel::transmute::{AsBytes, FromBytes};
+#[cfg(not(allocprof_tags))]
+use kernel::types::{AsBytes, FromBytes};
+// 7.3's `CStr` is core's, with the kernel's methods in a trait.
+#[cfg(allocprof_tags)]
+use kernel::str::CStrExt as _;
 
 /// The `seq_file` being filled by a read.
 ///
@@ -65,12 +73,16 @@ pub(crate) struct IoctlArg<T> {
 impl<T: FromBytes + AsBytes> IoctlArg<T> {
     /// Copies the `T` in; `EFAULT` if the memory cannot be read.
     pub(crate) fn read(&self) -> Result<T> {
-        UserSlice::new(self.ptr, size_of::<T>()).reader().read()
+        UserSlice::new(super::user_ptr(self.ptr), size_of::<T>())
+            .reader()
+            .read()
     }
 
     /// Copies `v` out; `EFAULT` if the memory cannot be written.
     pub(crate) fn write(&self, v: &T) -> Result {
-        UserSlice::new(self.ptr, size_of::<T>()).writer().write(v)
+        UserSlice::new(super::user_ptr(self.ptr), size_of::<T>())
+            .writer()
+            .write(v)
     }
 }
 

@@ -25,13 +25,21 @@ use core::{
 use kernel::{
     bindings,
     ffi::{c_char, c_ulong},
-    init::PinInit,
-    pin_init,
-    prelude::pin_data,
+    prelude::{pin_data, pin_init, PinInit},
     str::CStr,
     sync::LockClassKey,
     types::Opaque,
 };
+// 7.3's `CStr` is core's, with the kernel's methods in a trait.
+#[cfg(allocprof_tags)]
+use kernel::str::CStrExt as _;
+
+/// What `kernel::static_lock_class!()` gives: pinned on 7.3.
+#[cfg(not(allocprof_tags))]
+pub(crate) type StaticKey = &'static LockClassKey;
+/// What `kernel::static_lock_class!()` gives: pinned on 7.3.
+#[cfg(allocprof_tags)]
+pub(crate) type StaticKey = core::pin::Pin<&'static LockClassKey>;
 
 /// A kind of lock: the C lock object and how to take and release it.
 ///
@@ -107,13 +115,11 @@ unsafe impl<T: Send, B: Backend> Sync for Lock<T, B> {}
 
 impl<T, B: Backend> Lock<T, B> {
     /// A lock holding `data`, for lockdep in class `key` named `name`.
-    pub(crate) fn new(
-        data: T,
-        name: &'static CStr,
-        key: &'static LockClassKey,
-    ) -> impl PinInit<Self> {
+    pub(crate) fn new(data: T, name: &'static CStr, key: StaticKey) -> impl PinInit<Self> {
         // `LockClassKey` is a transparent wrapper of `struct lock_class_key`
-        // (its `as_ptr` is private to the kernel crate).
+        // (its `as_ptr` is private to the kernel crate on 6.12).
+        #[cfg(allocprof_tags)]
+        let key = key.get_ref();
         let key = core::ptr::from_ref(key)
             .cast_mut()
             .cast::<bindings::lock_class_key>();
@@ -252,16 +258,37 @@ unsafe impl Backend for IrqSpinLockBackend {
         unsafe { bindings::__spin_lock_init(ptr, name, key) }
     }
 
+    #[cfg(not(allocprof_tags))]
     unsafe fn lock(ptr: *mut Self::State) -> c_ulong {
         // SAFETY: By the function's safety requirements the lock is
         // initialised.
         unsafe { bindings::spin_lock_irqsave(ptr) }
     }
 
+    #[cfg(not(allocprof_tags))]
     unsafe fn unlock(ptr: *mut Self::State, flags: &c_ulong) {
         // SAFETY: By the function's safety requirements the caller owns the
         // lock, taken on this CPU (the guard is not `Send`) with `flags`.
         unsafe { bindings::spin_unlock_irqrestore(ptr, *flags) }
+    }
+
+    // 7.3 has no helper for the irqsave pair (its `SpinLockIrq` is another
+    // lock type): the exported functions behind them, on the lock's
+    // `raw_spinlock_t`, which is where a `spinlock_t` begins when the
+    // kernel is not PREEMPT_RT (`src/Kbuild` refuses PREEMPT_RT).
+    #[cfg(allocprof_tags)]
+    unsafe fn lock(ptr: *mut Self::State) -> c_ulong {
+        // SAFETY: By the function's safety requirements the lock is
+        // initialised; its `raw_spinlock_t` is at its start.
+        unsafe { bindings::_raw_spin_lock_irqsave(ptr.cast()) }
+    }
+
+    #[cfg(allocprof_tags)]
+    unsafe fn unlock(ptr: *mut Self::State, flags: &c_ulong) {
+        // SAFETY: By the function's safety requirements the caller owns the
+        // lock, taken on this CPU (the guard is not `Send`) with `flags`;
+        // its `raw_spinlock_t` is at its start.
+        unsafe { bindings::_raw_spin_unlock_irqrestore(ptr.cast(), *flags) }
     }
 }
 

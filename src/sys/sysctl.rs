@@ -12,6 +12,9 @@ use kernel::{
     str::CStr,
     sync::Arc,
 };
+// 7.3's `CStr` is core's, with the kernel's methods in a trait.
+#[cfg(allocprof_tags)]
+use kernel::str::CStrExt as _;
 
 /// The state a sysctl file shows and changes: the file's data, which its
 /// handler gets through `ctl_table.data`.
