@@ -74,6 +74,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/version.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 
@@ -82,10 +83,11 @@
 /*
  * The forge file needs the slab internals (mm/slab.h, on the include path
  * by Kbuild) and the back end's slot (struct alloc_tag_slot, before the
- * slab's extension vector): only on a patched kernel with allocation
- * profiling.
+ * slab's extension vector): only on a patched 6.12 kernel with allocation
+ * profiling (7.3's series keeps no slot for the back end).
  */
-#if IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING) && __has_include(<linux/alloc_tag_backend.h>)
+#if IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING) && __has_include(<linux/alloc_tag_backend.h>) && \
+	LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
 #define APTEST_FORGE
 #include "slab.h"
 #endif
@@ -238,7 +240,15 @@ static noinline void *aptest_vzalloc(struct aptest_site *site)
 
 static noinline void *aptest_vmalloc_huge(struct aptest_site *site)
 {
+#ifdef vmalloc_huge_node
+	/*
+	 * 7.x's vmalloc_huge() is an inline function around this macro: the
+	 * macro here keeps the call site in this function.
+	 */
+	return vmalloc_huge_node(site->size, GFP_KERNEL, NUMA_NO_NODE);
+#else
 	return vmalloc_huge(site->size, GFP_KERNEL);
+#endif
 }
 
 static noinline void *aptest_kvmalloc_vmalloc(struct aptest_site *site)
@@ -336,7 +346,11 @@ static noinline int aptest_pages_bulk(struct aptest_site *site, void **out)
 
 	do {
 		before = n;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
+		n = alloc_pages_bulk(GFP_KERNEL, APTEST_BATCH, pages);
+#else
 		n = alloc_pages_bulk_array(GFP_KERNEL, APTEST_BATCH, pages);
+#endif
 	} while (n < APTEST_BATCH && n > before);
 	if (n < APTEST_BATCH) {
 		for (i = 0; i < APTEST_BATCH; i++)
@@ -351,8 +365,13 @@ static noinline int aptest_pages_bulk(struct aptest_site *site, void **out)
 
 static noinline int aptest_cache_bulk(struct aptest_site *site, void **out)
 {
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+	/* 7.x returns whether it allocated them all. */
+	return kmem_cache_alloc_bulk(aptest_cache, GFP_KERNEL, APTEST_BATCH, out) ? 0 : -ENOMEM;
+#else
 	return kmem_cache_alloc_bulk(aptest_cache, GFP_KERNEL, APTEST_BATCH, out) ==
 	       APTEST_BATCH ? 0 : -ENOMEM;
+#endif
 }
 
 static void aptest_cache_free_bulk(struct aptest_site *site, void **p, unsigned int n)
@@ -1550,8 +1569,12 @@ static int __init aptest_init(void)
 	debugfs_create_file("deep", 0600, aptest_dir, NULL, &aptest_deep_fops);
 	debugfs_create_file("hold", 0600, aptest_dir, NULL, &aptest_hold_fops);
 	debugfs_create_file("kvmalloc", 0200, aptest_dir, NULL, &aptest_kvmalloc_fops);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+	hrtimer_setup(&aptest_race_timer, aptest_race_fire, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+#else
 	hrtimer_init(&aptest_race_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	aptest_race_timer.function = aptest_race_fire;
+#endif
 	debugfs_create_file("partial_race", 0600, aptest_dir, NULL, &aptest_race_fops);
 #ifdef APTEST_FORGE
 	debugfs_create_file("forge", 0600, aptest_dir, NULL, &aptest_forge_fops);
