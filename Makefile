@@ -22,7 +22,7 @@
 #   make setup             install what is missing (Debian packages, bindgen)
 #   make clean | distclean remove build products | also the kernel cache
 #
-# KFLAVOUR=base|debug|upstream|noprof|distro|upstream-7.3|noprof-7.3 chooses the
+# KFLAVOUR=base|debug|upstream|noprof|distro|base-7.3|upstream-7.3|noprof-7.3 chooses the
 # kernel (default base; NAME-7.3: NAME's configuration on Linux 7.3).  KDIR=...
 # builds the module against another kernel tree (then pass LLVM=... as that
 # tree was built).  MODSRC=DIR builds the module from DIR's Kbuild, src/ and
@@ -45,7 +45,8 @@ CACHE := $(ALLOCPROF_CACHE)
 
 RUSTC ?= /usr/bin/rustc
 # A flavour NAME-7.3 is NAME's configuration on Linux 7.3 (scripts/lib.sh,
-# scripts/lib-kver.sh), which has its own bindgen and no patch series yet.
+# scripts/lib-kver.sh), which has its own bindgen and patch series
+# (patches/7.3/, applied for base-7.3).
 KVER := $(if $(filter %-7.3,$(KFLAVOUR)),7.3,6.12)
 ifeq ($(KVER),7.3)
 BINDGEN ?= $(shell KFLAVOUR=$(KFLAVOUR) ALLOCPROF_CACHE=$(CACHE) bash -c '. scripts/lib.sh && echo $$BINDGEN_BIN')
@@ -92,15 +93,10 @@ print-checkout-cache:
 	@echo $(CHECKOUT_CACHE)
 
 # The module is built in a staging copy per flavour, so gcc and clang
-# objects never mix.  The upstream flavour has no hook API: only the test
-# modules are built there.  On 7.3 nothing is built yet: the test modules
-# are written for 6.12 (issue #43).
+# objects never mix.  The upstream flavours have no hook API: only the test
+# modules are built there.
 module: setup
 	@test -n "$(KDIR)" || { echo "allocprof: no kernel build tree" >&2; exit 1; }
-ifeq ($(KVER),7.3)
-	@mkdir -p $(GUEST)/modules && rm -f $(GUEST)/modules/*.ko
-	@echo "  module: none on Linux 7.3 yet (issue #43)"
-else
 	@mkdir -p $(MODSTAGE)
 	@cd $(MODSRC) && rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
 		--exclude '*.mod*' --exclude 'modules.order' --exclude 'Module.symvers' --exclude '*.rmeta' \
@@ -114,7 +110,7 @@ else
 	@scripts/sign-modules $(KDIR) $(GUEST)/modules/*.ko
 	@# Build B of allocprof_rust_moved: the same module name, so on its own,
 	@# and beside the selftests (initramfs), not among the modules.
-	@if [ -z "$(filter upstream noprof,$(KFLAVOUR))" ]; then \
+	@if [ -z "$(filter upstream noprof upstream-% noprof-%,$(KFLAVOUR))" ] && [ -e $(MODSTAGE)/modules/allocprof_rust_moved.ko ]; then \
 		$(MAKE) --no-print-directory -C $(KDIR) M=$(MODSTAGE)/modules/moved $(KMAKE_VARS) \
 			modules 2>&1 | { grep -v '^make\[' || true; } && \
 		mkdir -p $(GUEST)/moved && \
@@ -122,7 +118,6 @@ else
 		scripts/sign-modules $(KDIR) $(GUEST)/moved/allocprof_rust_moved_b.ko; \
 	fi
 	@ls $(GUEST)/modules/ | sed 's/^/  module: /'
-endif
 
 # The kselftest tree the guest runs: our collection, built with the kernel's
 # lib.mk, plus the kernel's run_kselftest.sh and its runner.

@@ -23,11 +23,14 @@ KSRC_TARBALL=$KSRC_DIR/$KSRC_PKG.tar.xz
 BINDGEN_VERSION=0.71.1
 BINDGEN_BIN=$CACHE/tools/bindgen-$BINDGEN_VERSION/bin/bindgen
 
-# The flavours there are on this kernel version: those that need no port of
-# the patch series (the built-in profiler and no profiler at all); read by
-# scripts/build-kernel.
+# The flavours there are on this kernel version, read by
+# scripts/build-kernel: base (the patch series of patches/KVER/, allocprof
+# the back end), the built-in profiler and no profiler at all.
 # shellcheck disable=SC2034
-KVER_FLAVOURS="upstream-$KVER noprof-$KVER"
+KVER_FLAVOURS="base-$KVER upstream-$KVER noprof-$KVER"
+# The version's patch series (patches/7.3/, Documentation/linux-7.3-series.md).
+# shellcheck disable=SC2034
+KVER_PATCHES=$ROOT/patches/$KVER
 
 # ksrc_apt apt-get|apt-cache ARGS...: with our own source list, lists and
 # cache, under KSRC_DIR/apt.
@@ -105,7 +108,12 @@ bindgen_install() {
 		"bindgen-cli@$BINDGEN_VERSION" || die "cargo install bindgen-cli@$BINDGEN_VERSION failed"
 }
 
-# The flavours of this version build the pristine source: none has patches.
-flavour_src() { echo "$CACHE/src/pristine-$(ksrc_tag)"; }
+# upstream and noprof build the pristine source, base the patched one.
+flavour_src() {
+	case "${KFLAVOUR%-"$KVER"}" in
+	upstream | noprof) echo "$CACHE/src/pristine-$(ksrc_tag)" ;;
+	*) echo "$CACHE/src/patched-$(ksrc_tag)" ;;
+	esac
+}
 # Built in the cache's build/NAME-KVER, beside 6.12's flavours.
 flavour_obj() { echo "$CACHE/build/${KFLAVOUR%-"$KVER"}-$KVER"; }
