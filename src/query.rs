@@ -201,19 +201,21 @@ fn flags_spec(word: &[u8]) -> Result<Op> {
         pr_err!("control: no flags after '{}'\n", BStr(word));
         return Err(EINVAL);
     }
-    let op = op(flags);
-    supported(op, word)?;
-    Ok(op)
+    Ok(op(flags))
 }
 
-/// Whether this kernel can do what `op` (of flags-spec `word`) asks:
-/// 6.12's series everything; 7.3's (`allocprof_tags`) keeps nothing of an
-/// allocation for the back end, so a call site is counted whole or not at
-/// all (no `-p`) and none is watched (no `s`, `a`, `n`) yet, and `f` needs
-/// the kernel's failures by call site (`allocprof_fail`).
+/// Whether this kernel can do what `op` asks: 6.12's series everything;
+/// 7.3's (`allocprof_tags`) keeps nothing of an allocation for the back
+/// end, so a call site is counted whole or not at all (no `-p`) and none is
+/// watched (no `s`, `a`, `n`) yet, and `f` needs the kernel's failures by
+/// call site (`allocprof_fail`).  `EINVAL`, as for a bad command, with a
+/// log line that says why; asked once the whole write parsed, so that the
+/// log names a bad command's word whatever comes before it.
 #[allow(clippy::unnecessary_wraps)]
-fn supported(op: Op, word: &[u8]) -> Result {
-    let _ = (op, word);
+fn supported(op: Op) -> Result {
+    let _ = op;
+    #[cfg(any(allocprof_tags, not(allocprof_fail)))]
+    let word = OpText(op);
     #[cfg(allocprof_tags)]
     {
         let refused = match op {
@@ -224,21 +226,48 @@ fn supported(op: Op, word: &[u8]) -> Result {
         if refused {
             pr_err!(
                 "control: '{}': on this kernel (Linux 7.3's series) every call site keeps p and none gets s, a or n\n",
-                BStr(word)
+                word
             );
-            return Err(EOPNOTSUPP);
+            return Err(EINVAL);
         }
     }
     #[cfg(not(allocprof_fail))]
     if matches!(op, Op::Add(f) | Op::Set(f) if f.contains(Flags::FAIL)) {
         pr_err!(
             "control: '{}': this kernel cannot fail allocations by call site (no f)\n",
-            BStr(word)
+            word
         );
-        return Err(EOPNOTSUPP);
+        return Err(EINVAL);
     }
     Ok(())
 }
+
+/// A flags-spec as the user wrote it, for the messages of [`supported`].
+#[cfg(any(allocprof_tags, not(allocprof_fail)))]
+struct OpText(Op);
+
+#[cfg(any(allocprof_tags, not(allocprof_fail)))]
+impl core::fmt::Display for OpText {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let (sign, flags) = match self.0 {
+            Op::Add(flags) => ('+', flags),
+            Op::Remove(flags) => ('-', flags),
+            Op::Set(flags) => ('=', flags),
+        };
+        write!(f, "{sign}")?;
+        if flags == Flags::NONE {
+            return write!(f, "_");
+        }
+        for (flag, letter) in Flags::ALL {
+            if flags.contains(flag) {
+                write!(f, "{}", char::from(letter))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+crate::printable!(OpText);
 
 /// Parses one command (its words): match-specs (keyword and value), the
 /// flags-spec, then knobs (`name=value`).
@@ -338,6 +367,9 @@ pub(crate) fn queries(input: &[u8]) -> Result<KVec<Query<'_>>> {
             return Err(EINVAL);
         }
         out.push(query(&words)?, GFP_KERNEL)?;
+    }
+    for q in out.iter() {
+        supported(q.op)?;
     }
     Ok(out)
 }
