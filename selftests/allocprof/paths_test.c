@@ -37,6 +37,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 
 #include "allocprof_lib.h"
 
@@ -350,7 +351,12 @@ static int split_range(void *start, void *end)
 	return ap_write_file("/sys/kernel/debug/split_huge_pages", cmd, strlen(cmd));
 }
 
-/* THP: the figures of do_huge_pmd_anonymous_page's line that moved. */
+/*
+ * THP: the figures of the line that moved of the function that allocates a
+ * huge page on an anonymous fault: do_huge_pmd_anonymous_page() on 6.12,
+ * vma_alloc_anon_folio_pmd() on 7.3 (thp_func(); the kernels between are
+ * not tested here).
+ */
 static struct {
 	const char *func;
 	struct snap s0, s1, s2, s3, s4;
@@ -358,13 +364,25 @@ static struct {
 	char tag[192];
 	size_t len;
 	char *map, *p;
-} thp = { .func = "do_huge_pmd_anonymous_page" };
+} thp;
+
+/* The THP fault's allocating function on the running kernel. */
+static const char *thp_func(void)
+{
+	struct utsname u;
+	int major = 0;
+
+	if (uname(&u) == 0)
+		sscanf(u.release, "%d.", &major);
+	return major >= 7 ? "vma_alloc_anon_folio_pmd" : "do_huge_pmd_anonymous_page";
+}
 
 static void t_thp_fault(int i)
 {
 	int ok;
 
 	(void)i;
+	thp.func = thp_func();
 	thp.len = (NR_THP + 1) * THP_SIZE;
 	thp.map = mmap(NULL, thp.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (thp.map == MAP_FAILED)

@@ -23,7 +23,6 @@ use kernel::prelude::*;
 module! {
     type: Many,
     name: "allocprof_rust_many",
-    author: "allocprof",
     description: "One allocation on each of many Rust lines",
     license: "GPL",
 }

@@ -31,7 +31,6 @@ use kernel::prelude::*;
 module! {
     type: Moved,
     name: "allocprof_rust_moved",
-    author: "allocprof",
     description: "A module built twice with its lines moved",
     license: "GPL",
 }

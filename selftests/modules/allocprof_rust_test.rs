@@ -37,7 +37,6 @@ use kernel::{bindings, c_str, new_mutex};
 module! {
     type: RustTest,
     name: "allocprof_rust_test",
-    author: "allocprof",
     description: "Allocations from Rust at known lines",
     license: "GPL",
 }
@@ -336,13 +335,25 @@ impl Trigger {
         // SAFETY: The name is static; `ops` and `extra` are kept until drop,
         // which removes the directory and its file first.
         let file = from_err_ptr(unsafe {
-            bindings::debugfs_create_file(
+            #[cfg(not(allocprof_tags))]
+            let f = bindings::debugfs_create_file(
                 c_str!("trigger").as_char_ptr(),
                 0o200,
                 dir.as_ptr(),
                 data,
                 &*ops,
-            )
+            );
+            // 7.3's `debugfs_create_file()` is a macro over this one.
+            #[cfg(allocprof_tags)]
+            let f = bindings::debugfs_create_file_full(
+                c_str!("trigger").as_char_ptr(),
+                0o200,
+                dir.as_ptr(),
+                data,
+                ptr::null(),
+                &*ops,
+            );
+            f
         });
         let trigger = Trigger {
             dir,
@@ -380,7 +391,12 @@ unsafe extern "C" fn trigger_write(
     let extra = unsafe { &*(*(*file).f_inode).i_private.cast::<Mutex<Option<Extra>>>() };
     let mut word = [0u8; 8];
     let n = count.min(word.len());
-    let done = UserSlice::new(buf as usize, n)
+    // 7.3's user pointers are a type of their own.
+    #[cfg(allocprof_tags)]
+    let buf = kernel::uaccess::UserPtr::from_addr(buf as usize);
+    #[cfg(not(allocprof_tags))]
+    let buf = buf as usize;
+    let done = UserSlice::new(buf, n)
         .reader()
         .read_slice(&mut word[..n])
         .and_then(|()| {
