@@ -439,7 +439,8 @@ impl<C: Checks> Backend for Hooks<C> {
 
     fn page_free(p: &Profiler, _pfn: Pfn, order: u32, tag: Tag<'_>) {
         if let Some((id, _)) = SiteId::controlled(tag.word()) {
-            p.sub_call(id, page::bytes(order));
+            let bytes = page::bytes(order);
+            p.sub_call(id, bytes);
         }
     }
 
@@ -451,7 +452,8 @@ impl<C: Checks> Backend for Hooks<C> {
 
     fn page_sub(p: &Profiler, tag: Tag<'_>, nr: u32) {
         if let Some((id, _)) = SiteId::controlled(tag.word()) {
-            p.add(id, (u64::from(nr) * sys::mm::PAGE_SIZE).wrapping_neg(), 0);
+            let bytes = u64::from(nr) * sys::mm::PAGE_SIZE;
+            p.add(id, bytes.wrapping_neg(), 0);
         }
     }
 

@@ -210,7 +210,7 @@ impl<'a> Names<'a> {
         }
         // SAFETY: `name` is a NUL-terminated string that lives for `'a`
         // (type invariant).
-        unsafe { super::c_bytes(name) }
+        unsafe { super::compat::c_bytes(name) }
     }
 
     /// Whether `name` (`?` for NULL), or its last `keep` bytes if it is

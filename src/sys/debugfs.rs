@@ -169,7 +169,7 @@ unsafe extern "C" fn write<F: DebugText>(
         return E2BIG.to_errno() as isize;
     }
     let mut input = KVec::new();
-    let copied = UserSlice::new(super::user_ptr(buf as usize), count)
+    let copied = UserSlice::new(super::compat::user_ptr(buf as usize), count)
         .reader()
         .read_all(&mut input, GFP_KERNEL);
     // SAFETY: The file is open on a file made with `F`, and this is its

@@ -48,7 +48,8 @@ unsafe extern "C" fn notify<V: ModuleEvents>(
         bindings::module_state_MODULE_STATE_GOING => {
             // SAFETY: For these states `data` is the module, whose `name`
             // is a NUL-terminated array, live during the call.
-            let name = unsafe { super::c_bytes((*data.cast::<bindings::module>()).name.as_ptr()) };
+            let name =
+                unsafe { super::compat::c_bytes((*data.cast::<bindings::module>()).name.as_ptr()) };
             value.going(name);
         }
         _ => {}

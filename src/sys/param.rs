@@ -94,7 +94,7 @@ unsafe extern "C" fn param_set<V: ParamValue>(
         &b""[..]
     } else {
         // SAFETY: The kernel passes a NUL-terminated string.
-        unsafe { super::c_bytes(val) }
+        unsafe { super::compat::c_bytes(val) }
     };
     match V::set(text) {
         Ok(()) => 0,

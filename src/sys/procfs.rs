@@ -73,14 +73,14 @@ pub(crate) struct IoctlArg<T> {
 impl<T: FromBytes + AsBytes> IoctlArg<T> {
     /// Copies the `T` in; `EFAULT` if the memory cannot be read.
     pub(crate) fn read(&self) -> Result<T> {
-        UserSlice::new(super::user_ptr(self.ptr), size_of::<T>())
+        UserSlice::new(super::compat::user_ptr(self.ptr), size_of::<T>())
             .reader()
             .read()
     }
 
     /// Copies `v` out; `EFAULT` if the memory cannot be written.
     pub(crate) fn write(&self, v: &T) -> Result {
-        UserSlice::new(super::user_ptr(self.ptr), size_of::<T>())
+        UserSlice::new(super::compat::user_ptr(self.ptr), size_of::<T>())
             .writer()
             .write(v)
     }
