@@ -350,9 +350,12 @@ impl Registry {
         // The call sites with memory allocated, copied: a section with tags
         // has none kept yet.
         let mut dead = KVec::new();
+        // Whether a call site has memory allocated, shown or not.
+        let mut live = false;
         if let Some(tags) = s.tags() {
             for (tag, id) in tags.iter().zip(s.ids()) {
                 let totals = counters.read(id);
+                live |= !totals.is_zero();
                 if totals.is_zero() {
                     // On 7.3 the word says whether the kernel keeps the
                     // tag (`section_used`): nothing of it is live.
@@ -386,13 +389,13 @@ impl Registry {
         // INVARIANT: The section is withdrawn when this returns.
         let tags = s.tags.take();
         #[cfg(allocprof_tags)]
-        if let Some(tags) = tags.filter(|_| !dead.is_empty()) {
+        if let Some(tags) = tags.filter(|_| live) {
             if s.kept.push(tags, GFP_KERNEL).is_err() {
                 pr_warn!("the call sites of an unloaded module keep their memory until allocprof unloads\n");
             }
         }
         #[cfg(not(allocprof_tags))]
-        let _ = tags;
+        let _ = (tags, live);
         s.dead = dead;
         self.collect(counters);
     }
