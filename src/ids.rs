@@ -234,6 +234,17 @@ impl Flags {
     }
 }
 
+/// 7.3: a bit of a tag's word above the flags, set with the first `s`, `a`
+/// or `n` its call site gets and kept from then on (`Profiler::set_flags`):
+/// its allocations may be watched, so its frees look for them in the watch
+/// table, by address (`watch.rs`).  Not a flag: no control file shows it,
+/// and a call site without it frees without a look-up.
+#[cfg(allocprof_tags)]
+pub(crate) const KEYED_BIT: u64 = 1 << 24;
+
+#[cfg(allocprof_tags)]
+const _: () = assert!(KEYED_BIT > (Flags::MASK as u64) << Flags::WORD_SHIFT);
+
 // `f` in a tag's word (`pf`: `p` is the default, so its bit is clear) is
 // the bit the kernel tests to know whether to ask for a failure.
 const _: () = assert!(Flags(Flags::PROFILE.0 | Flags::FAIL.0).word_bits() == FAIL_BIT);

@@ -21,6 +21,8 @@ use crate::debug::{report, Report, Reports};
 use crate::faults::{Entry as FaultEntry, Faults, Knobs};
 #[cfg(not(allocprof_tags))]
 use crate::ids::page_reference_id;
+#[cfg(allocprof_tags)]
+use crate::ids::KEYED_BIT;
 use crate::ids::{Flags, SiteId};
 use crate::page::{self, PageRefs};
 use crate::query::{final_flags, LoadCommands, Query, OWN_MODULE};
@@ -37,6 +39,8 @@ use crate::sys::{
     sync::TryMutex,
 };
 use crate::tags::{Inaccurate, Registry, Sites};
+#[cfg(allocprof_tags)]
+use crate::watch::Key;
 use crate::watch::{AgeRow, ChainRow, NodeRow, Stats, Watch, WatchId};
 
 /// The profiler of one registration of the back end: made before it
@@ -401,10 +405,12 @@ impl<C: Checks> Backend for Hooks<C> {
 /// site does not change while allocations made with it are live (a
 /// reloaded module's call sites get their ids again, `Registry::add`), and
 /// the kernel clears every reference when a registration ends, so a free
-/// is only ever handed a tag whose id counted its allocation.  Flags that
-/// would count some allocations of a call site and not others, or keep
-/// something per allocation (`-p`, `s`, `a`, `n`), are refused by the
-/// control file on this kernel (`control.rs`).
+/// is only ever handed a tag whose id counted its allocation.  An
+/// allocation that is not counted (a call site without `p`) makes its hook
+/// return false, and the kernel clears its reference: its free is never
+/// handed over.  Watched allocations (`s`, `a`, `n`) are found again by
+/// address (`watch.rs`), by the frees of call sites that have
+/// [`KEYED_BIT`].
 #[cfg(allocprof_tags)]
 impl<C: Checks> Backend for Hooks<C> {
     type Data = Profiler;
@@ -426,47 +432,78 @@ impl<C: Checks> Backend for Hooks<C> {
         range.tags().iter().any(|tag| tag.word() != 0)
     }
 
-    fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Option<Tag<'_>>) {
-        C::page_alloc(p, pfn, order, tag);
-        let Some(tag) = tag else {
-            return;
-        };
+    fn page_alloc(p: &Profiler, pfn: Pfn, order: u32, tag: Tag<'_>, gfp: Gfp) -> bool {
+        C::page_alloc(p, pfn, order, Some(tag));
         match SiteId::plain(tag.word()) {
-            Some(id) => p.counters.add_call(id, page::bytes(order)),
-            None => Profiler::count_alloc_controlled(tag, page::bytes(order), p),
+            Some(id) => {
+                p.counters.add_call(id, page::bytes(order));
+                true
+            }
+            None => {
+                let key = Key::Pages(pfn, order);
+                Profiler::count_alloc_controlled(tag, page::bytes(order), key, gfp, p)
+            }
         }
     }
 
-    fn page_free(p: &Profiler, _pfn: Pfn, order: u32, tag: Tag<'_>) {
-        if let Some((id, _)) = SiteId::controlled(tag.word()) {
+    fn page_free(p: &Profiler, pfn: Pfn, order: u32, tag: Tag<'_>) {
+        let word = tag.word();
+        if let Some((id, _)) = SiteId::controlled(word) {
             let bytes = page::bytes(order);
             p.sub_call(id, bytes);
+            if word & KEYED_BIT != 0 {
+                p.watch_free(Key::Pages(pfn, order), bytes);
+            }
         }
     }
 
-    fn page_split(p: &Profiler, _pfn: Pfn, old_order: u32, new_order: u32, tag: Tag<'_>) {
-        if let Some((id, _)) = SiteId::controlled(tag.word()) {
-            p.add(id, 0, (1u64 << (old_order - new_order)) - 1);
+    fn page_split(p: &Profiler, pfn: Pfn, old_order: u32, new_order: u32, tag: Tag<'_>) {
+        let word = tag.word();
+        if let Some((id, _)) = SiteId::controlled(word) {
+            let calls = (1u64 << (old_order - new_order)) - 1;
+            p.add(id, 0, calls);
+            if word & KEYED_BIT != 0 {
+                p.watch.adjust_at(Key::Pages(pfn, old_order), 0, calls);
+            }
         }
     }
 
-    fn page_sub(p: &Profiler, tag: Tag<'_>, nr: u32) {
-        if let Some((id, _)) = SiteId::controlled(tag.word()) {
+    fn page_swap(p: &Profiler, new: Pfn, old: Pfn, order: u32) {
+        p.watch.swap(new, old, order);
+    }
+
+    fn page_sub(p: &Profiler, pfn: Pfn, tag: Tag<'_>, nr: u32) {
+        let word = tag.word();
+        if let Some((id, _)) = SiteId::controlled(word) {
             let bytes = u64::from(nr) * sys::mm::PAGE_SIZE;
             p.add(id, bytes.wrapping_neg(), 0);
+            if word & KEYED_BIT != 0 {
+                p.watch
+                    .adjust_at(Key::Pages(pfn, 0), bytes.wrapping_neg(), 0);
+            }
         }
     }
 
-    fn obj_alloc(p: &Profiler, _obj: ObjRef<'_>, tag: Tag<'_>, size: usize) {
+    fn obj_alloc(p: &Profiler, obj: ObjRef<'_>, tag: Tag<'_>, size: usize, gfp: Gfp) -> bool {
         match SiteId::plain(tag.word()) {
-            Some(id) => p.counters.add_call(id, size as u64),
-            None => Profiler::count_alloc_controlled(tag, size as u64, p),
+            Some(id) => {
+                p.counters.add_call(id, size as u64);
+                true
+            }
+            None => {
+                let key = Key::Object(obj.addr());
+                Profiler::count_alloc_controlled(tag, size as u64, key, gfp, p)
+            }
         }
     }
 
-    fn obj_free(p: &Profiler, _obj: ObjRef<'_>, tag: Tag<'_>, size: usize) {
-        if let Some((id, _)) = SiteId::controlled(tag.word()) {
+    fn obj_free(p: &Profiler, obj: ObjRef<'_>, tag: Tag<'_>, size: usize) {
+        let word = tag.word();
+        if let Some((id, _)) = SiteId::controlled(word) {
             p.sub_call(id, size as u64);
+            if word & KEYED_BIT != 0 {
+                p.watch_free(Key::Object(obj.addr()), size as u64);
+            }
         }
     }
 
@@ -612,7 +649,7 @@ impl Profiler {
         }
         let bytes = page::bytes(order);
         let node = flags.contains(Flags::NODES).then(|| pfn.node());
-        if let Some(w) = p.watch.track(site, flags, bytes, node) {
+        if let Some(w) = p.watch.track(site, flags, bytes, node, Gfp::NONE) {
             p.pages.set(pfn, w.as_site_id());
         }
         p.counters.add_call(site, bytes);
@@ -642,26 +679,48 @@ impl Profiler {
         };
         let id = p
             .watch
-            .track(site, flags, size as u64, None)
+            .track(site, flags, size as u64, None, Gfp::NONE)
             .map_or(site, WatchId::as_site_id);
         slot.set(id.get());
         p.counters.add_call(site, size as u64);
     }
 
-    /// An allocation of `bytes` at a call site whose tag's word has flags
-    /// other than the default, or no id, on 7.3: counted if it has an id,
-    /// once its flags are settled; every flag the control file gives there
-    /// has `p` (`control.rs`), so that its free, which subtracts from the
-    /// id whatever the flags, finds it counted.
+    /// An allocation of `bytes` at `key`, with `gfp`, at a call site whose
+    /// tag's word has flags other than the default, or no id, on 7.3:
+    /// counted if it has an id and `p` once its flags are settled, and
+    /// watched as they say.  Returns whether it was counted: the kernel
+    /// clears the reference of one that was not, so its free is not handed
+    /// to the hooks.
     #[cfg(allocprof_tags)]
     #[cold]
     #[inline(never)]
-    fn count_alloc_controlled(tag: Tag<'_>, bytes: u64, p: &Profiler) {
+    fn count_alloc_controlled(tag: Tag<'_>, bytes: u64, key: Key, gfp: Gfp, p: &Profiler) -> bool {
         let Some((site, flags)) = SiteId::controlled(tag.word()) else {
-            return;
+            return false;
         };
-        p.settled(site, tag, flags);
+        let flags = p.settled(site, tag, flags);
+        if !flags.contains(Flags::PROFILE) {
+            return false;
+        }
+        if flags.watched() {
+            let node = match key {
+                Key::Pages(pfn, _) if flags.contains(Flags::NODES) => Some(pfn.node()),
+                _ => None,
+            };
+            p.watch.track_at(key, site, flags, bytes, node, gfp);
+        }
         p.counters.add_call(site, bytes);
+        true
+    }
+
+    /// 7.3: the free of `bytes` at `key`, of a call site that may have
+    /// watched it: the watched allocation, if it is one, loses them and a
+    /// call.
+    #[cfg(allocprof_tags)]
+    #[cold]
+    #[inline(never)]
+    fn watch_free(&self, key: Key, bytes: u64) {
+        self.watch.adjust_at(key, bytes.wrapping_neg(), u64::MAX);
     }
 
     /// `flags`, read from the word of `tag` (call site `site`), once
@@ -705,7 +764,7 @@ impl Profiler {
             }
         }
         self.mark_unprofiled(id, new);
-        match tag.replace_word(word, id.word(new)) {
+        match tag.replace_word(word, keyed(id.word(new), word)) {
             Ok(()) => new,
             Err(now) => {
                 let now = Flags::of_word(now);
@@ -762,7 +821,7 @@ impl Profiler {
             self.faults.remove(id);
         }
         self.mark_unprofiled(id, new);
-        tag.set_word(id.word(new));
+        tag.set_word(keyed(id.word(new), tag.word()));
         Ok(())
     }
 
@@ -802,7 +861,7 @@ impl Profiler {
         }
         registry.for_each_pool_tag(|id, tag| {
             if !tag.named() || tag.gone() {
-                tag.set_word(self.unsettled_word(id));
+                tag.set_word(keyed(self.unsettled_word(id), tag.word()));
             }
         });
     }
@@ -829,11 +888,12 @@ impl Profiler {
             if Flags::of_word(tag.word()).contains(Flags::FAIL) {
                 self.faults.remove(id);
             }
-            tag.set_word(if self.load.is_empty() {
+            let word = if self.load.is_empty() {
                 id.word(Flags::DEFAULT)
             } else {
                 self.unsettled_word(id)
-            });
+            };
+            tag.set_word(keyed(word, tag.word()));
         });
     }
 
@@ -871,6 +931,19 @@ impl Profiler {
             );
         }
     }
+}
+
+/// `word`, the new word of a tag whose word was `old`: on 7.3 with
+/// [`KEYED_BIT`] if its flags watch or `old` had it, so that the frees of
+/// every allocation the call site had watched look for it (`watch.rs`).
+#[inline]
+fn keyed(word: u64, old: u64) -> u64 {
+    #[cfg(allocprof_tags)]
+    if Flags::of_word(word).watched() || old & KEYED_BIT != 0 {
+        return word | KEYED_BIT;
+    }
+    let _ = old;
+    word
 }
 
 /// The checks of debug mode (`debug=1`), around the counting of [`Hooks`].

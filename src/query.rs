@@ -204,38 +204,19 @@ fn flags_spec(word: &[u8]) -> Result<Op> {
     Ok(op(flags))
 }
 
-/// Whether this kernel can do what `op` asks: 6.12's series everything;
-/// 7.3's (`allocprof_tags`) keeps nothing of an allocation for the back
-/// end, so a call site is counted whole or not at all (no `-p`) and none is
-/// watched (no `s`, `a`, `n`) yet, and `f` needs the kernel's failures by
-/// call site (`allocprof_fail`).  `EINVAL`, as for a bad command, with a
-/// log line that says why; asked once the whole write parsed, so that the
-/// log names a bad command's word whatever comes before it.
+/// Whether this kernel can do what `op` asks: everything, but `f` where
+/// the kernel cannot fail allocations by call site (`allocprof_fail`).
+/// `EINVAL`, as for a bad command, with a log line that says why; asked
+/// once the whole write parsed, so that the log names a bad command's word
+/// whatever comes before it.
 #[allow(clippy::unnecessary_wraps)]
 fn supported(op: Op) -> Result {
     let _ = op;
-    #[cfg(any(allocprof_tags, not(allocprof_fail)))]
-    let word = OpText(op);
-    #[cfg(allocprof_tags)]
-    {
-        let refused = match op {
-            Op::Add(f) => f.watched(),
-            Op::Remove(f) => f.contains(Flags::PROFILE),
-            Op::Set(f) => !f.contains(Flags::PROFILE) || f.watched(),
-        };
-        if refused {
-            pr_err!(
-                "control: '{}': on this kernel (Linux 7.3's series) every call site keeps p and none gets s, a or n\n",
-                word
-            );
-            return Err(EINVAL);
-        }
-    }
     #[cfg(not(allocprof_fail))]
     if matches!(op, Op::Add(f) | Op::Set(f) if f.contains(Flags::FAIL)) {
         pr_err!(
             "control: '{}': this kernel cannot fail allocations by call site (no f)\n",
-            word
+            OpText(op)
         );
         return Err(EINVAL);
     }
@@ -243,10 +224,10 @@ fn supported(op: Op) -> Result {
 }
 
 /// A flags-spec as the user wrote it, for the messages of [`supported`].
-#[cfg(any(allocprof_tags, not(allocprof_fail)))]
+#[cfg(not(allocprof_fail))]
 struct OpText(Op);
 
-#[cfg(any(allocprof_tags, not(allocprof_fail)))]
+#[cfg(not(allocprof_fail))]
 impl core::fmt::Display for OpText {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let (sign, flags) = match self.0 {
@@ -267,6 +248,7 @@ impl core::fmt::Display for OpText {
     }
 }
 
+#[cfg(not(allocprof_fail))]
 crate::printable!(OpText);
 
 /// Parses one command (its words): match-specs (keyword and value), the

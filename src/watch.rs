@@ -4,9 +4,13 @@
 //! (ages) flag of the control file (`control.rs`), and the pages of call
 //! sites with `n` (nodes).
 //!
-//! Each watched allocation gets an entry in a fixed table, and its page
-//! back-reference or object slot holds the entry's [`WatchId`] in place
-//! of the call site's id.  Watch ids are the top [`WATCH_ENTRIES`] values
+//! Each watched allocation gets an entry in a fixed table.  On 6.12 its
+//! page back-reference or object slot holds the entry's [`WatchId`] in
+//! place of the call site's id; on 7.3, whose kernel keeps the tag in the
+//! reference, the entry is found again by the allocation's [`Key`] (its
+//! first page's frame number, or its reference's address) in a hash of
+//! the live entries, which only the frees of call sites that were ever
+//! watched look up (`ids::KEYED_BIT`).  Watch ids are the top [`WATCH_ENTRIES`] values
 //! of the 16-bit id space (`ids.rs`), which the registry never hands to a
 //! call site, so they have no counters: the hot free paths find no counter
 //! block for them, which is the test they make anyway, and only then come
@@ -30,8 +34,11 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*, ThisModule};
 
 use crate::ids::{Flags, SiteId, WATCH_ENTRIES, WATCH_FIRST};
+use crate::sys::backend::Gfp;
 use crate::sys::debugfs::Text;
 use crate::sys::mm::NodeId;
+#[cfg(allocprof_tags)]
+use crate::sys::mm::Pfn;
 use crate::sys::percpu::{this_cpu_add, this_cpu_read, PerCpuArray};
 use crate::sys::stack::{StackHandle, Trace};
 use crate::sys::sync::IrqSpinLock;
@@ -43,6 +50,47 @@ pub(crate) const CHAINS: usize = 4096;
 const BUCKETS: usize = 1024;
 /// The end of an index list.
 const NIL: u16 = u16::MAX;
+/// Hash buckets of the entries' keys (7.3).
+#[cfg(allocprof_tags)]
+const KEY_BUCKETS: usize = 4096;
+
+/// Where a watched allocation is found again on 7.3 (see the module's
+/// doc): by what the page and object hooks are handed.
+#[cfg(allocprof_tags)]
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Key {
+    /// The `2^order` pages from this frame on.  Its pieces after a split
+    /// are freed by frames inside it: the buddy allocator aligns an
+    /// allocation of `2^order` pages to `2^order` frames, so the piece at
+    /// `pfn` is found at `pfn` rounded down to some order.
+    Pages(Pfn, u32),
+    /// A slab or percpu object, by its reference's address, which stays
+    /// the same while the object lives.
+    Object(usize),
+}
+
+#[cfg(allocprof_tags)]
+impl Key {
+    /// Whether this key's allocation holds the frame `pfn` (pages), or is
+    /// `other` (an object).
+    fn holds(self, other: Key) -> bool {
+        match (self, other) {
+            (Key::Pages(start, order), Key::Pages(pfn, _)) => {
+                start.index() <= pfn.index() && pfn.index() - start.index() < 1 << order
+            }
+            (a, b) => a == b,
+        }
+    }
+
+    /// The bucket of the allocation that starts here.
+    fn bucket(self) -> usize {
+        let k = match self {
+            Key::Pages(pfn, _) => pfn.index() as u64,
+            Key::Object(addr) => addr as u64 | 1 << 63,
+        };
+        (k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 52) as usize % KEY_BUCKETS
+    }
+}
 
 /// A watched allocation's id, stored where its call site's id would be.
 #[derive(Clone, Copy)]
@@ -96,7 +144,8 @@ struct Chain {
     task: TaskId,
 }
 
-/// The entries and chains, and their free lists.
+/// The entries and chains, and their free lists; on 7.3 the entries'
+/// keys, hashed.
 ///
 /// # Invariants
 ///
@@ -105,7 +154,9 @@ struct Chain {
 /// is [`NIL`] or a live chain of the same site, whose figures include the
 /// entry's.  An entry or chain is live until both its calls and its bytes
 /// are zero, so that every watch id stored in a page or slot, or read by
-/// a partial free, names its own allocation.
+/// a partial free, names its own allocation.  On 7.3 a live entry with a
+/// key is in exactly one key bucket's list (`key_next`), the one of its
+/// key; an entry is given its key right after [`Tables::insert`].
 struct Tables {
     entries: KVVec<Entry>,
     chains: KVVec<Chain>,
@@ -114,6 +165,18 @@ struct Tables {
     free_chain: u16,
     live_entries: usize,
     live_chains: usize,
+    /// Each entry's key, while it is live and has one.
+    #[cfg(allocprof_tags)]
+    keys: KVVec<Option<Key>>,
+    /// The next entry in the key bucket.
+    #[cfg(allocprof_tags)]
+    key_next: KVVec<u16>,
+    #[cfg(allocprof_tags)]
+    key_buckets: KVVec<u16>,
+    /// The highest order of pages given a key: how far a free's frame is
+    /// rounded down to find the allocation it is a piece of.
+    #[cfg(allocprof_tags)]
+    max_order: u32,
 }
 
 /// A chain as the stacks report shows it.
@@ -241,6 +304,14 @@ impl Tables {
                 free_chain: 0,
                 live_entries: 0,
                 live_chains: 0,
+                #[cfg(allocprof_tags)]
+                keys: KVVec::from_elem(None, WATCH_ENTRIES, GFP_KERNEL)?,
+                #[cfg(allocprof_tags)]
+                key_next: KVVec::from_elem(NIL, WATCH_ENTRIES, GFP_KERNEL)?,
+                #[cfg(allocprof_tags)]
+                key_buckets: KVVec::from_elem(NIL, KEY_BUCKETS, GFP_KERNEL)?,
+                #[cfg(allocprof_tags)]
+                max_order: 0,
             },
             GFP_KERNEL,
         )?)
@@ -248,9 +319,14 @@ impl Tables {
 
     /// Bytes the tables take.
     fn size(&self) -> usize {
-        self.entries.len() * core::mem::size_of::<Entry>()
+        let size = self.entries.len() * core::mem::size_of::<Entry>()
             + self.chains.len() * core::mem::size_of::<Chain>()
-            + self.buckets.len() * core::mem::size_of::<u16>()
+            + self.buckets.len() * core::mem::size_of::<u16>();
+        #[cfg(allocprof_tags)]
+        let size = size
+            + self.keys.len() * core::mem::size_of::<Option<Key>>()
+            + (self.key_next.len() + self.key_buckets.len()) * core::mem::size_of::<u16>();
+        size
     }
 
     fn bucket_of(site: SiteId, stack: Option<StackHandle>) -> usize {
@@ -380,6 +456,8 @@ impl Tables {
             }
         }
         if done {
+            #[cfg(allocprof_tags)]
+            self.unkey(w);
             let entry = &mut self.entries[w.index()];
             entry.site = None;
             entry.link = self.free_entry;
@@ -387,6 +465,128 @@ impl Tables {
             self.live_entries -= 1;
         }
         Some(site)
+    }
+}
+
+#[cfg(allocprof_tags)]
+impl Tables {
+    /// Gives the live entry `w`, just inserted, its key.
+    fn key(&mut self, w: WatchId, key: Key) {
+        let b = key.bucket();
+        self.keys[w.index()] = Some(key);
+        self.key_next[w.index()] = self.key_buckets[b];
+        self.key_buckets[b] = w.0;
+        if let Key::Pages(_, order) = key {
+            self.max_order = self.max_order.max(order);
+        }
+    }
+
+    /// Takes entry `w`'s key out of its bucket.
+    fn unkey(&mut self, w: WatchId) {
+        let Some(key) = self.keys[w.index()].take() else {
+            return;
+        };
+        let b = key.bucket();
+        let next = self.key_next[w.index()];
+        if self.key_buckets[b] == w.0 {
+            self.key_buckets[b] = next;
+            return;
+        }
+        let mut p = self.key_buckets[b];
+        while p != NIL {
+            let after = self.key_next[usize::from(p)];
+            if after == w.0 {
+                self.key_next[usize::from(p)] = next;
+                return;
+            }
+            p = after;
+        }
+    }
+
+    /// The live entry whose allocation is `key` or, for pages, holds its
+    /// frame: looked up at the frame rounded down to its order, then to
+    /// each higher order a keyed allocation has.
+    fn find(&self, key: Key) -> Option<WatchId> {
+        let (pfn, low) = match key {
+            Key::Pages(pfn, order) => (pfn.index(), order),
+            Key::Object(_) => return self.find_at(key, key),
+        };
+        (low..=self.max_order.max(low)).find_map(|order| {
+            let start = Pfn::new(pfn & !((1usize << order) - 1));
+            self.find_at(Key::Pages(start, 0), key)
+        })
+    }
+
+    /// The live entry in `start`'s bucket that starts there and holds `key`.
+    fn find_at(&self, start: Key, key: Key) -> Option<WatchId> {
+        let mut e = self.key_buckets[start.bucket()];
+        while e != NIL {
+            if let Some(k) = self.keys[usize::from(e)] {
+                let same_start = match (k, start) {
+                    (Key::Pages(a, _), Key::Pages(b, _)) => a == b,
+                    (a, b) => a == b,
+                };
+                if same_start && k.holds(key) {
+                    return Some(WatchId(e));
+                }
+            }
+            e = self.key_next[usize::from(e)];
+        }
+        None
+    }
+
+    /// Migration swapped the references of the `2^order` pages at `a` and
+    /// at `b`: what was watched at one is found at the other, on its node.
+    /// A piece of a split allocation that moves becomes an entry of its
+    /// own (the rest stays where it is), or leaves the watch if the table
+    /// is full (counted as not tracked).
+    fn swap(&mut self, a: Pfn, b: Pfn, order: u32, full: &AtomicU64) {
+        let wa = self.find(Key::Pages(a, order));
+        let wb = self.find(Key::Pages(b, order));
+        for (w, from, to) in [(wa, a, b), (wb, b, a)] {
+            let Some(w) = w else { continue };
+            let Some(w) = self.detach(w, from, order, full) else {
+                continue;
+            };
+            self.unkey(w);
+            self.key(w, Key::Pages(to, order));
+            let entry = &mut self.entries[w.index()];
+            if entry.node.is_some() {
+                entry.node = Some(to.node());
+            }
+        }
+    }
+
+    /// The entry for the `2^order` pages at `pfn` of entry `w`: `w` itself
+    /// if they are all that is left of it, else a new entry that takes
+    /// them (one call, their bytes) off `w`, in the same chain; `None` if
+    /// there is no room: the pages then leave the watch (as not tracked),
+    /// since their free would not find them in `w`.
+    fn detach(&mut self, w: WatchId, pfn: Pfn, order: u32, full: &AtomicU64) -> Option<WatchId> {
+        let old = self.entries[w.index()];
+        if self.keys[w.index()] == Some(Key::Pages(pfn, order)) || old.calls <= 1 {
+            return Some(w);
+        }
+        // `w` keeps a call either way, so it and its chain stay live.
+        let bytes = crate::page::bytes(order);
+        let e = self.free_entry;
+        if e == NIL {
+            full.fetch_add(1, Ordering::Relaxed);
+            self.adjust(w, bytes.wrapping_neg(), u64::MAX);
+            return None;
+        }
+        // The chain's figures do not change.
+        let entry = &mut self.entries[w.index()];
+        entry.bytes = entry.bytes.wrapping_sub(bytes);
+        entry.calls -= 1;
+        self.free_entry = self.entries[usize::from(e)].link;
+        self.entries[usize::from(e)] = Entry {
+            bytes,
+            calls: 1,
+            ..old
+        };
+        self.live_entries += 1;
+        Some(WatchId(e))
     }
 }
 
@@ -461,14 +661,16 @@ impl Watch {
 
     /// A new allocation of `bytes` at `site`, with `flags`, of pages on
     /// `node` (`None`: an object): the id to store for it, if it is
-    /// watched (`s`, `a`, or `n` and pages) and could be.  Hooks only
-    /// (preemption is off).
+    /// watched (`s`, `a`, or `n` and pages) and could be; its chain is kept
+    /// as `gfp`, the allocation's flags, allows (`Trace::save`).  Hooks
+    /// only (preemption is off).
     pub(crate) fn track(
         &self,
         site: SiteId,
         flags: Flags,
         bytes: u64,
         node: Option<NodeId>,
+        gfp: Gfp,
     ) -> Option<WatchId> {
         // The caller read the flags from the tag, which a control write may
         // have changed back to the default since the hook read it.
@@ -487,7 +689,7 @@ impl Watch {
         // SAFETY: As above.
         unsafe { this_cpu_add(busy, 1) };
         let stack = if flags.contains(Flags::STACKS) {
-            Trace::capture(self.module).save(true)
+            Trace::capture(self.module).save(gfp)
         } else {
             None
         };
@@ -521,6 +723,51 @@ impl Watch {
     /// the same change.
     pub(crate) fn adjust(&self, w: WatchId, bytes: u64, calls: u64) -> Option<SiteId> {
         self.tables.lock().as_mut()?.adjust(w, bytes, calls)
+    }
+
+    /// 7.3: [`Watch::track`] for the allocation at `key`, found again by
+    /// it ([`Watch::adjust_at`]).
+    #[cfg(allocprof_tags)]
+    pub(crate) fn track_at(
+        &self,
+        key: Key,
+        site: SiteId,
+        flags: Flags,
+        bytes: u64,
+        node: Option<NodeId>,
+        gfp: Gfp,
+    ) {
+        let Some(w) = self.track(site, flags, bytes, node, gfp) else {
+            return;
+        };
+        // Nothing frees the allocation before its hook returns, so nothing
+        // looks for its key before this.
+        if let Some(t) = self.tables.lock().as_mut() {
+            t.key(w, key);
+        }
+    }
+
+    /// 7.3: [`Watch::adjust`] for the watched allocation at `key` (for
+    /// pages, the one that holds its frame), if there is one.  Returns
+    /// whether there was.
+    #[cfg(allocprof_tags)]
+    pub(crate) fn adjust_at(&self, key: Key, bytes: u64, calls: u64) -> bool {
+        let mut tables = self.tables.lock();
+        let Some(t) = tables.as_mut() else {
+            return false;
+        };
+        t.find(key)
+            .and_then(|w| t.adjust(w, bytes, calls))
+            .is_some()
+    }
+
+    /// 7.3: migration swapped the references of the `2^order` pages at `a`
+    /// and `b` (see `Tables::swap`).
+    #[cfg(allocprof_tags)]
+    pub(crate) fn swap(&self, a: Pfn, b: Pfn, order: u32) {
+        if let Some(t) = self.tables.lock().as_mut() {
+            t.swap(a, b, order, &self.full);
+        }
     }
 
     /// The watched pages `w` were migrated to `node`: kept there from now

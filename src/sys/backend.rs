@@ -500,6 +500,14 @@ impl ObjSlot<'_> {
 #[derive(Clone, Copy)]
 pub(crate) struct ObjRef<'a>(*mut bindings::codetag_ref, PhantomData<&'a ()>);
 
+#[cfg(allocprof_tags)]
+impl ObjRef<'_> {
+    /// The reference's address: the object's identity while it lives.
+    pub(crate) fn addr(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// The tags of a module that unloaded, which the kernel keeps while the
 /// back end says it still counts allocations for them (`section_used`).
 /// 7.3's series only.
@@ -543,6 +551,7 @@ pub(crate) trait Backend: 'static {
     /// A module's section goes away; its memory is freed after this returns.
     fn section_del(data: &Self::Data, section: TagSection);
     /// `2^order` pages at `pfn` were allocated at the call site `tag`.
+    #[cfg(not(allocprof_tags))]
     fn page_alloc(data: &Self::Data, pfn: Pfn, order: u32, tag: Option<Tag<'_>>);
     /// `2^order` pages at `pfn` are freed.
     #[cfg(not(allocprof_tags))]
@@ -572,6 +581,11 @@ pub(crate) trait Backend: 'static {
     /// says so.  Called with a spinlock held: must not sleep or lock.
     #[cfg(allocprof_tags)]
     fn section_used(data: &Self::Data, range: TagRange<'_>) -> bool;
+    /// `2^order` pages at `pfn` were allocated at the call site `tag`, with
+    /// `gfp`: whether they are counted (if not, the kernel clears their
+    /// reference, and their free is not handed over).
+    #[cfg(allocprof_tags)]
+    fn page_alloc(data: &Self::Data, pfn: Pfn, order: u32, tag: Tag<'_>, gfp: Gfp) -> bool;
     /// `2^order` pages at `pfn`, allocated at `tag`, are freed.
     #[cfg(allocprof_tags)]
     fn page_free(data: &Self::Data, pfn: Pfn, order: u32, tag: Tag<'_>);
@@ -579,13 +593,18 @@ pub(crate) trait Backend: 'static {
     /// pieces of `2^new_order`, each freed on its own.
     #[cfg(allocprof_tags)]
     fn page_split(data: &Self::Data, pfn: Pfn, old_order: u32, new_order: u32, tag: Tag<'_>);
-    /// A partial free took `nr` pages off an allocation at `tag`, which
-    /// stays allocated.
+    /// Migration: the `2^order` pages at `new` and at `old` swapped their
+    /// references (the counts do not change).
     #[cfg(allocprof_tags)]
-    fn page_sub(data: &Self::Data, tag: Tag<'_>, nr: u32);
-    /// A slab or percpu object of `size` bytes was allocated at `tag`.
+    fn page_swap(data: &Self::Data, new: Pfn, old: Pfn, order: u32);
+    /// A partial free took `nr` pages off the allocation at `pfn` at
+    /// `tag`, which stays allocated.
     #[cfg(allocprof_tags)]
-    fn obj_alloc(data: &Self::Data, obj: ObjRef<'_>, tag: Tag<'_>, size: usize);
+    fn page_sub(data: &Self::Data, pfn: Pfn, tag: Tag<'_>, nr: u32);
+    /// A slab or percpu object of `size` bytes was allocated at `tag`, with
+    /// `gfp`: whether it is counted (as for `page_alloc`).
+    #[cfg(allocprof_tags)]
+    fn obj_alloc(data: &Self::Data, obj: ObjRef<'_>, tag: Tag<'_>, size: usize, gfp: Gfp) -> bool;
     /// A slab or percpu object of `size` bytes allocated at `tag` is freed.
     #[cfg(allocprof_tags)]
     fn obj_free(data: &Self::Data, obj: ObjRef<'_>, tag: Tag<'_>, size: usize);
@@ -654,6 +673,20 @@ impl FailKind {
 pub(crate) struct Gfp(bindings::gfp_t);
 
 impl Gfp {
+    /// No flag: what the stack depot grows with for the allocations of
+    /// 6.12's series, whose hooks are not handed the allocation's flags.
+    pub(crate) const NONE: Gfp = Gfp(0);
+
+    /// The flags the stack depot may take a new pool with for a chain of
+    /// an allocation with these flags: never sleeping, and waking kswapd
+    /// only if the allocation may; on 7.3 without that bit the depot
+    /// neither spins on its lock nor allocates (`gfpflags_allow_spinning()`:
+    /// `alloc_pages_nolock()`, `kmalloc_nolock()`).
+    pub(crate) fn depot(self) -> bindings::gfp_t {
+        let kswapd: bindings::gfp_t = 1 << bindings::___GFP_KSWAPD_RECLAIM_BIT;
+        (self.0 & kswapd) | bindings::__GFP_NOWARN
+    }
+
     /// Whether the allocation may not fail (`__GFP_NOFAIL`): the kernel
     /// never asks for those; a back end checks again.
     pub(crate) fn nofail(self) -> bool {
@@ -742,6 +775,7 @@ unsafe fn tag_from_raw<'a>(tag: *mut bindings::alloc_tag) -> Option<Tag<'a>> {
 /// # Safety
 ///
 /// Called by the kernel with a tag of a live section.
+#[cfg(not(allocprof_tags))]
 unsafe extern "C" fn page_alloc<B: Backend>(
     pfn: c_ulong,
     order: c_uint,
@@ -906,6 +940,24 @@ unsafe extern "C" fn section_used<B: Backend>(
 
 /// # Safety
 ///
+/// Called by the kernel with the tag the pages are allocated for, a tag of
+/// a live section, as a hook of `B`.
+#[cfg(allocprof_tags)]
+unsafe extern "C" fn page_alloc<B: Backend>(
+    pfn: c_ulong,
+    order: c_uint,
+    tag: *mut bindings::alloc_tag,
+    gfp: bindings::gfp_t,
+) -> bool {
+    // SAFETY: By the function's safety requirements.
+    let tag = unsafe { tag_from_kernel(tag) };
+    // SAFETY: A hook of `B`.
+    let data = unsafe { registered::<B>() };
+    B::page_alloc(data, Pfn::new(pfn), order, tag, Gfp(gfp))
+}
+
+/// # Safety
+///
 /// Called by the kernel with the tag the pages were allocated for, as a
 /// hook of `B`.
 #[cfg(allocprof_tags)]
@@ -942,12 +994,22 @@ unsafe extern "C" fn page_split<B: Backend>(
 ///
 /// As [`page_free`].
 #[cfg(allocprof_tags)]
-unsafe extern "C" fn page_sub<B: Backend>(tag: *mut bindings::alloc_tag, nr: c_uint) {
+unsafe extern "C" fn page_sub<B: Backend>(pfn: c_ulong, tag: *mut bindings::alloc_tag, nr: c_uint) {
     // SAFETY: By the function's safety requirements.
     let tag = unsafe { tag_from_kernel(tag) };
     // SAFETY: A hook of `B`.
     let data = unsafe { registered::<B>() };
-    B::page_sub(data, tag, nr)
+    B::page_sub(data, Pfn::new(pfn), tag, nr)
+}
+
+/// # Safety
+///
+/// Called by the kernel, as a hook of `B`.
+#[cfg(allocprof_tags)]
+unsafe extern "C" fn page_swap<B: Backend>(new: c_ulong, old: c_ulong, order: c_uint) {
+    // SAFETY: A hook of `B`.
+    let data = unsafe { registered::<B>() };
+    B::page_swap(data, Pfn::new(new), Pfn::new(old), order)
 }
 
 /// # Safety
@@ -959,12 +1021,13 @@ unsafe extern "C" fn obj_alloc<B: Backend>(
     obj: *mut bindings::codetag_ref,
     tag: *mut bindings::alloc_tag,
     size: usize,
-) {
+    gfp: bindings::gfp_t,
+) -> bool {
     // SAFETY: By the function's safety requirements.
     let tag = unsafe { tag_from_kernel(tag) };
     // SAFETY: A hook of `B`.
     let data = unsafe { registered::<B>() };
-    B::obj_alloc(data, ObjRef(obj, PhantomData), tag, size)
+    B::obj_alloc(data, ObjRef(obj, PhantomData), tag, size, Gfp(gfp))
 }
 
 /// # Safety
@@ -1003,10 +1066,8 @@ impl<B: Backend> Table<B> {
         page_ref: Some(page_ref::<B>),
         #[cfg(not(allocprof_tags))]
         page_ref_sub: Some(page_ref_sub::<B>),
-        // Nothing per allocation is the back end's on 7.3: the swap of
-        // two folios' references changes no count.
         #[cfg(allocprof_tags)]
-        page_swap: None,
+        page_swap: Some(page_swap::<B>),
         #[cfg(allocprof_tags)]
         page_sub: Some(page_sub::<B>),
         obj_alloc: Some(obj_alloc::<B>),

@@ -12,6 +12,8 @@ use kernel::{
     ThisModule,
 };
 
+use super::backend::Gfp;
+
 /// Return addresses kept per trace.
 pub(crate) const DEPTH: usize = 16;
 
@@ -48,27 +50,24 @@ impl Trace {
         &self.entries[..self.len]
     }
 
-    /// Keeps the chain in the stack depot; any context, never sleeps.  If
-    /// `may_grow`, the depot may allocate a new pool when its pools are
-    /// full, with no reclaim bit (not even `__GFP_KSWAPD_RECLAIM`, which
-    /// `GFP_NOWAIT` has): the caller may be in the page allocator's own
-    /// way, with flags that forbid waking kswapd, so the allocation fails
-    /// rather than wait or wake anyone; else such a chain is not kept.
-    /// `None` if it was not kept.
-    pub(crate) fn save(&mut self, may_grow: bool) -> Option<StackHandle> {
-        let flags = if may_grow {
-            bindings::STACK_DEPOT_FLAG_CAN_ALLOC
-        } else {
-            0
-        };
+    /// Keeps the chain in the stack depot; any context, never sleeps.  The
+    /// depot may allocate a new pool when its pools are full, as `gfp`
+    /// allows ([`Gfp::depot`]: never sleeping; waking kswapd only if the
+    /// allocation whose chain this is may: the caller may be in the page
+    /// allocator's own way, with flags that forbid it, so the allocation
+    /// fails rather than wait or wake anyone; 6.12's hooks, not handed the
+    /// flags, pass [`Gfp::NONE`]); else such a chain is not kept.  `None`
+    /// if it was not kept.
+    pub(crate) fn save(&mut self, gfp: Gfp) -> Option<StackHandle> {
+        let flags: bindings::depot_flags_t = bindings::STACK_DEPOT_FLAG_CAN_ALLOC;
         // SAFETY: `entries` is valid for `len` return addresses (the
         // kernel's `unsigned long` is `usize`); the depot copies them.
         let handle = unsafe {
             bindings::stack_depot_save_flags(
                 self.entries.as_mut_ptr().cast::<c_ulong>(),
                 self.len as c_uint,
-                bindings::__GFP_NOWARN,
-                flags as _,
+                gfp.depot(),
+                flags,
             )
         };
         NonZeroU32::new(handle).map(StackHandle)
