@@ -445,14 +445,18 @@ impl Query<'_> {
     /// by its whole path or its base name, as in dynamic debug.
     pub(crate) fn matches(&self, site: &Site<'_>) -> bool {
         let module = site.module.unwrap_or(VMLINUX);
-        self.module.map_or(true, |m| glob(m, module))
+        // `iter().all()`: true for a match-spec not given (`is_none_or()`
+        // is newer than 6.12's minimum Rust).
+        self.module.iter().all(|m| glob(m, module))
             && self
                 .file
-                .map_or(true, |f| glob(f, site.file) || glob(f, basename(site.file)))
-            && self.func.map_or(true, |f| glob(f, site.function))
+                .iter()
+                .all(|f| glob(f, site.file) || glob(f, basename(site.file)))
+            && self.func.iter().all(|f| glob(f, site.function))
             && self
                 .lines
-                .map_or(true, |(a, b)| (a..=b).contains(&site.line))
+                .iter()
+                .all(|&(a, b)| (a..=b).contains(&site.line))
     }
 }
 

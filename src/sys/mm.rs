@@ -55,7 +55,7 @@ impl Pfn {
     pub(crate) fn node(self) -> NodeId {
         // SAFETY: The page hooks hand over frames of the memory map, each
         // with its `struct page`, which `pfn_to_nid()` reads.
-        let nid = unsafe { bindings::pfn_to_nid(self.0 as _) };
+        let nid = unsafe { bindings::pfn_to_nid(self.0 as kernel::ffi::c_ulong) };
         // Node numbers are below MAX_NUMNODES (1 << NODES_SHIFT, at most
         // 1024).
         NodeId(nid as u16)

@@ -113,7 +113,7 @@ pub(crate) unsafe fn read_on_cpu(p: *mut u64, cpu: u32) -> u64 {
     // `this_cpu_*` functions here): an atomic load sees one value or the
     // next, never a mix.
     // SAFETY: So the copy is a valid `AtomicU64` during the call.
-    let copy = unsafe { AtomicU64::from_ptr(bindings::per_cpu_ptr(p.cast(), cpu as _).cast()) };
+    let copy = unsafe { AtomicU64::from_ptr(bindings::per_cpu_ptr(p.cast(), cpu).cast()) };
     copy.load(Ordering::Relaxed)
 }
 

@@ -31,7 +31,7 @@ impl Trace {
         // The kernel's `unsigned long` is `usize`.
         let mut raw: [c_ulong; DEPTH + 8] = [0; DEPTH + 8];
         // SAFETY: `raw` is writable for the length passed.
-        let n = unsafe { bindings::stack_trace_save(raw.as_mut_ptr(), raw.len() as _, 0) };
+        let n = unsafe { bindings::stack_trace_save(raw.as_mut_ptr(), raw.len() as c_uint, 0) };
         let (start, size) = text_of(module);
         let mut entries = [0usize; DEPTH];
         let mut len = 0;
