@@ -770,6 +770,13 @@ int ap_delete(const char *name)
 	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
 }
 
+int ap_kernel_keeps_refs(void)
+{
+	struct utsname u;
+
+	return uname(&u) == 0 && atoi(u.release) >= 7;
+}
+
 /* The running kernel's modules: /lib/modules/<release>. */
 static void ap_modules_dir(char *dir, size_t size)
 {

@@ -250,6 +250,14 @@ long long ap_meminfo_kb(const char *field);
  */
 long long ap_ram_end(void);
 
+/*
+ * Whether the running kernel keeps the tag reference of every allocation
+ * itself and hands allocprof the tag (Linux 7 and later: patches/7.3/),
+ * rather than allocprof keeping its own (6.12's 2-byte slots and page
+ * array); from uname(2).
+ */
+int ap_kernel_keeps_refs(void);
+
 /* Modules */
 
 /* Is the module loaded (listed in /proc/modules)? */
@@ -660,6 +668,14 @@ static inline void ap_own_pages_result(void)
 	int known = end > 0 && !ap_kvmalloc_figures(pfns * 2, &bytes, &calls);
 	char what[96];
 
+	if (ap_kernel_keeps_refs()) {
+		int n = known ? ap_own_lines(bytes, calls) : -1;
+
+		ksft_test_result(n == 0,
+				 "allocprof allocates no page back-references on this kernel (it keeps them): no src/ line of %lld bytes, %llu calls (%d)\n",
+				 bytes, calls, n);
+		return;
+	}
 	snprintf(what, sizeof(what), "page back-references (%lld page frames, 2 bytes each)",
 		 pfns);
 	ap_own_table_result(known, bytes, calls, what);

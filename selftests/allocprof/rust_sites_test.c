@@ -591,11 +591,15 @@ static void t_control_param(int i)
 
 /*
  * The lines of allocprof_rust_moved.rs:@line in /proc/allocinfo: how many,
- * with the figures and function name of the last.
+ * with the figures and function name of the last.  The file is named
+ * relative to the directory the module was built in (7.3's Makefile maps
+ * an external module's directory away: build B, built in moved/, names it
+ * without a directory), so its name is matched after a '/' or the space
+ * before the file field.
  */
 static int moved_line(int line, struct ap_fig *fig, char *func, size_t size)
 {
-	char at[64];
+	char at[64], bare[64];
 	const char *tail = " [" MOVED "] func:";
 	struct ap_lines w = AP_LINES(AP_ALLOCINFO, 0);
 	struct ap_info_line l;
@@ -603,11 +607,12 @@ static int moved_line(int line, struct ap_fig *fig, char *func, size_t size)
 
 	func[0] = '\0';
 	snprintf(at, sizeof(at), "/" MOVED ".rs:%d ", line);
+	snprintf(bare, sizeof(bare), " " MOVED ".rs:%d ", line);
 	while (ap_info_next(&w, &l)) {
 		char *f = strstr(l.text, tail);
 
 		ap_cut_inaccurate(l.text);
-		if (!strstr(l.text, at) || !f)
+		if ((!strstr(l.text, at) && !strstr(l.text, bare)) || !f)
 			continue;
 		n++;
 		fig->bytes = l.bytes;
