@@ -74,7 +74,7 @@ GUEST_NAME ?= $(KFLAVOUR)
 GUEST := $(CHECKOUT_CACHE)/guest/$(GUEST_NAME)
 MODSTAGE := $(CHECKOUT_CACHE)/modbuild/$(GUEST_NAME)
 
-.PHONY: all module print-kdir print-checkout-cache initramfs setup demo check soak bench mutants lint lint-clippy lint-rustfmt \
+.PHONY: all module print-kdir print-checkout-cache initramfs setup demo check check-7.3 soak bench mutants lint lint-clippy lint-rustfmt \
 	lint-checkpatch lint-host lint-rt lint-deps lint-shell clean distclean kernel selftests
 
 all: module
@@ -243,6 +243,13 @@ demo: initramfs
 # with the others.
 check: setup
 	@scripts/check
+
+# The same on Linux 7.3: the suite on base-7.3 (the 7.3 series with
+# allocprof; its source fetched and its kernel built the first time), with
+# the host tests and lints.  By hand: not in make check nor CI yet
+# (Documentation/testing.md, Linux 7.3).
+check-7.3: setup
+	@CHECK_FLAVOURS=base-7.3 scripts/check
 
 # The long runs on both patched flavours: SOAK_CYCLES load/unload cycles of
 # allocprof (storm_test), SOAK_CHURN cycles of other modules while
