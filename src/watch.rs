@@ -504,31 +504,26 @@ impl Tables {
     }
 
     /// The live entry whose allocation is `key` or, for pages, holds its
-    /// frame: looked up at the frame rounded down to its order, then to
-    /// each higher order a keyed allocation has.
+    /// frame: looked up in the bucket of the frame rounded down to its
+    /// order, then to each higher order a keyed allocation has (one
+    /// allocation holds a frame, so the first that does is it).
     fn find(&self, key: Key) -> Option<WatchId> {
         let (pfn, low) = match key {
             Key::Pages(pfn, order) => (pfn.index(), order),
-            Key::Object(_) => return self.find_at(key, key),
+            Key::Object(_) => return self.find_in(key.bucket(), key),
         };
         (low..=self.max_order.max(low)).find_map(|order| {
             let start = Pfn::new(pfn & !((1usize << order) - 1));
-            self.find_at(Key::Pages(start, 0), key)
+            self.find_in(Key::Pages(start, 0).bucket(), key)
         })
     }
 
-    /// The live entry in `start`'s bucket that starts there and holds `key`.
-    fn find_at(&self, start: Key, key: Key) -> Option<WatchId> {
-        let mut e = self.key_buckets[start.bucket()];
+    /// The live entry in bucket `b` that holds `key`.
+    fn find_in(&self, b: usize, key: Key) -> Option<WatchId> {
+        let mut e = self.key_buckets[b];
         while e != NIL {
-            if let Some(k) = self.keys[usize::from(e)] {
-                let same_start = match (k, start) {
-                    (Key::Pages(a, _), Key::Pages(b, _)) => a == b,
-                    (a, b) => a == b,
-                };
-                if same_start && k.holds(key) {
-                    return Some(WatchId(e));
-                }
+            if self.keys[usize::from(e)].is_some_and(|k| k.holds(key)) {
+                return Some(WatchId(e));
             }
             e = self.key_next[usize::from(e)];
         }

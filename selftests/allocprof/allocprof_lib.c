@@ -770,11 +770,11 @@ int ap_delete(const char *name)
 	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
 }
 
-int ap_kernel_keeps_refs(void)
+int ap_kernel_major(void)
 {
 	struct utsname u;
 
-	return uname(&u) == 0 && atoi(u.release) >= 7;
+	return uname(&u) == 0 ? atoi(u.release) : 0;
 }
 
 /* The running kernel's modules: /lib/modules/<release>. */

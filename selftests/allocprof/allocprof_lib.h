@@ -250,13 +250,19 @@ long long ap_meminfo_kb(const char *field);
  */
 long long ap_ram_end(void);
 
+/* The running kernel's major version, from uname(2) (0 if unknown). */
+int ap_kernel_major(void);
+
 /*
  * Whether the running kernel keeps the tag reference of every allocation
  * itself and hands allocprof the tag (Linux 7 and later: patches/7.3/),
  * rather than allocprof keeping its own (6.12's 2-byte slots and page
- * array); from uname(2).
+ * array).
  */
-int ap_kernel_keeps_refs(void);
+static inline int ap_kernel_keeps_refs(void)
+{
+	return ap_kernel_major() >= 7;
+}
 
 /* Modules */
 

@@ -37,7 +37,6 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 
 #include "allocprof_lib.h"
 
@@ -369,12 +368,7 @@ static struct {
 /* The THP fault's allocating function on the running kernel. */
 static const char *thp_func(void)
 {
-	struct utsname u;
-	int major = 0;
-
-	if (uname(&u) == 0)
-		sscanf(u.release, "%d.", &major);
-	return major >= 7 ? "vma_alloc_anon_folio_pmd" : "do_huge_pmd_anonymous_page";
+	return ap_kernel_major() >= 7 ? "vma_alloc_anon_folio_pmd" : "do_huge_pmd_anonymous_page";
 }
 
 static void t_thp_fault(int i)
