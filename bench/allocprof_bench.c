@@ -42,6 +42,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/version.h>
 #include <linux/vmalloc.h>
 
 static unsigned int kmalloc_iters = 200000;
@@ -92,7 +93,19 @@ MODULE_PARM_DESC(tag, "label printed in each result line (no spaces)");
  * patched kernel a struct alloc_tag_slot before the vector
  * (patch 0015, mm/slab.h: slab_obj_slot()).
  */
-#if !IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+/*
+ * 7.3: struct slabobj_ext is mm/slab.h's, out of a module's sight: an
+ * 8-byte union (objcg or union codetag_ref), a slab object's entry one of
+ * them for each of memcg's objcg (caches that may be charged) and the
+ * profiling tag (slab_obj_ext_size()); the kernel keeps the tag with or
+ * without the 7.3 series.  The entry of a charged cache's object below.
+ */
+#define BENCH_PROFILING_BYTES \
+	(IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING) ? sizeof(union codetag_ref) : 0)
+#define BENCH_EXT_BYTES (IS_ENABLED(CONFIG_SLAB_OBJ_EXT) ? \
+	(IS_ENABLED(CONFIG_MEMCG) ? sizeof(void *) : 0) + BENCH_PROFILING_BYTES : 0)
+#elif !IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING)
 #define BENCH_PROFILING_BYTES 0
 #elif __has_include(<linux/alloc_tag_backend.h>)
 #define BENCH_PROFILING_BYTES sizeof(struct alloc_tag_slot)
@@ -102,9 +115,13 @@ MODULE_PARM_DESC(tag, "label printed in each result line (no spaces)");
 #endif
 
 static unsigned int slabobj_ext_bytes =
+#ifdef BENCH_EXT_BYTES
+	BENCH_EXT_BYTES
+#else
 	(IS_ENABLED(CONFIG_SLAB_OBJ_EXT) ? sizeof(struct slabobj_ext) : 0)
 #ifndef BENCH_PROFILING_IN_EXT
 	+ BENCH_PROFILING_BYTES
+#endif
 #endif
 	;
 module_param(slabobj_ext_bytes, uint, 0444);

@@ -21,10 +21,21 @@ use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::bindings;
 use kernel::prelude::*;
 
+#[cfg(not(bench_authors_list))]
 module! {
     type: RustBench,
     name: "allocprof_rust_bench",
     author: "allocprof",
+    description: "Cost of profiling a Rust allocation (make bench)",
+    license: "GPL",
+}
+
+// 7.3's `module!` names its authors in a list (bench/Kbuild sets the cfg).
+#[cfg(bench_authors_list)]
+module! {
+    type: RustBench,
+    name: "allocprof_rust_bench",
+    authors: ["allocprof"],
     description: "Cost of profiling a Rust allocation (make bench)",
     license: "GPL",
 }
