@@ -284,9 +284,10 @@ gate-soak: setup
 test-checkouts: setup
 	@scripts/test-checkouts
 
-# Boots noprof, upstream and base guests in turn (how long the latest run
-# took: Documentation/benchmark.md); BENCH_ROUNDS, BENCH_TCG_ROUNDS, BENCH_RUNS, BENCH_TCG_RUNS,
-# BENCH_PARAMS (see bench/run).
+# Boots noprof, upstream and base guests in turn, of Linux 6.12 and of 7.3
+# (their -7.3 flavours; how long the latest run took:
+# Documentation/benchmark.md); BENCH_KVERS ("6.12 7.3"), BENCH_ROUNDS,
+# BENCH_TCG_ROUNDS, BENCH_RUNS, BENCH_TCG_RUNS, BENCH_PARAMS (see bench/run).
 bench: setup
 	@bench/run
 

@@ -1,15 +1,19 @@
 #!/bin/sh
 # Runs in the guest (bench/run): the benchmark of one boot.
-#   sh guest.sh BOOT RUNS MODULE_PARAMS EXTRAS WATCH
-# BOOT: noprof | upstream | upstream-off | base | record | base-many |
-# record-many | cover-*.  The
+#   sh guest.sh BOOT RUNS MODULE_PARAMS EXTRAS WATCH [OTHER_FLAGS]
+# BOOT: noprof | upstream | upstream-off | upstream-compressed (7.3's
+# built-in booted sysctl.vm.mem_profiling=1,compressed) | base | record |
+# base-many | record-many | cover-*.  The same script for 6.12's and 7.3's
+# kernels (bench/run; the flavour is chosen there).  The
 # base boot measures three configurations in turn: base (allocprof not
 # loaded, before any load), then allocprof-on and allocprof-off alternately
 # (vm.mem_profiling switched between runs); with WATCH 1 (the -icount
 # rounds), each allocprof-on run is followed by four runs with call sites
 # watched through allocprof's control file, profiling on:
 #   watch-other  another call site (not the benchmark's) with +sanf
-#                (f with probability=0 verbose=0: the allocators ask, none fails)
+#                (f with probability=0 verbose=0: the allocators ask, none fails;
+#                OTHER_FLAGS, san on 7.3, replaces sanf: f needs
+#                CONFIG_FAILSLAB there, which base-7.3 has not)
 #   watch-s      the benchmark's own six call sites with +s (stacks)
 #   watch-a      the same with +a (ages)
 #   watch-sa     the same with +sa
@@ -34,7 +38,7 @@
 # fork/exec loop and the whole-system load (hackbench).
 # Writes /root/out/results.txt, one "key=value ..." line per figure.
 set -e
-boot=$1 runs=$2 params=$3 extras=${4:-0} watch=${5:-0}
+boot=$1 runs=$2 params=$3 extras=${4:-0} watch=${5:-0} other_flags=${6:-sanf}
 out=/root/out/results.txt
 mkdir -p /root/out
 : >"$out"
@@ -131,8 +135,11 @@ record_stats() {
 bench_other() {
 	cfg=$1 rep=$2
 	expect_flags "$cfg" "$other_site" 1 p
-	echo "file $other_file func $other_func +sanf probability=0 verbose=0" >$control
-	expect_flags "$cfg" "$other_site" 1 psanf
+	case $other_flags in
+	*f*) echo "file $other_file func $other_func +$other_flags probability=0 verbose=0" >$control ;;
+	*) echo "file $other_file func $other_func +$other_flags" >$control ;;
+	esac
+	expect_flags "$cfg" "$other_site" 1 "p$other_flags"
 	watch_stats
 	# shellcheck disable=SC2086 # the statistics' four numbers, a word each
 	set -- $ws
@@ -258,6 +265,18 @@ adoption() {
 	grep -q "^cfg=$1 fig=adoption" "$out" || { echo "bench: allocprof did not adopt the record"; dmesg | grep allocprof; exit 1; }
 }
 
+# 7.3: the page_ext the kernel allocated at boot, as its log tells it (0
+# without one: the built-in's compressed mode keeps page tags in page
+# flags), and whether it runs compressed.  Nothing on 6.12, whose figures
+# are taken as they always were.
+kernel7() { case $(uname -r) in 7.*) return 0 ;; esac; return 1; }
+page_ext_7() {
+	kernel7 || return 0
+	b=$(dmesg | sed -n 's/.*allocated \([0-9]*\) bytes of page_ext.*/\1/p' | head -n1)
+	echo "cfg=$1 fig=page_ext_boot bytes=${b:-0}" >>"$out"
+	echo "cfg=$1 fig=profiling_state mem_profiling=$(cat /proc/sys/vm/mem_profiling 2>/dev/null || echo none) compressed=$(cat /proc/sys/vm/mem_profiling_compressed 2>/dev/null || echo none)" >>"$out"
+}
+
 # The small modules of the *-many boots, loaded before the benchmark's.
 load_many() {
 	n=0
@@ -284,6 +303,7 @@ cover-late | cover-record)
 record)
 	# before bench() clears the kernel log
 	dmesg | sed -n 's/.*alloc_tag: recording call sites from boot (\([0-9]*\) KiB.*/cfg=record fig=record_array kib=\1/p' >>"$out"
+	page_ext_7 record
 	bench_runs record
 	extras record
 	modprobe allocprof
@@ -304,17 +324,34 @@ base-many)
 	bench_runs allocprof-on-many
 	rmmod allocprof
 	;;
-noprof | upstream | upstream-off)
+noprof | upstream | upstream-off | upstream-compressed)
 	# upstream's page_ext, as the boot log tells it
-	dmesg | sed -n 's/.*allocated \([0-9]*\) bytes of page_ext.*/cfg='"$boot"' fig=page_ext_boot bytes=\1/p' >>"$out"
+	if kernel7; then
+		page_ext_7 "$boot"
+	else
+		dmesg | sed -n 's/.*allocated \([0-9]*\) bytes of page_ext.*/cfg='"$boot"' fig=page_ext_boot bytes=\1/p' >>"$out"
+	fi
+	if [ "$boot" = upstream-compressed ]; then
+		# Compressed and on, or the figures would be another mode's: 7.3
+		# turns profiling off when the tags do not fit in the page flags.
+		grep -qx 1 /proc/sys/vm/mem_profiling_compressed 2>/dev/null ||
+			{ echo "bench: not compressed: $(dmesg | grep -i 'allocation profiling')"; exit 1; }
+	fi
 	bench_runs "$boot"
 	extras "$boot"
+	if [ "$boot" = upstream-compressed ]; then
+		grep -qx 1 /proc/sys/vm/mem_profiling ||
+			{ echo "bench: profiling off after the runs: $(dmesg | grep -i 'allocation profiling')"; exit 1; }
+	fi
 	;;
 base)
+	page_ext_7 base
 	bench_runs base
 	extras base
 	modprobe allocprof
 	dmesg | sed -n 's/.*allocprof: loaded: .*, \([0-9]*\) call sites, \([0-9]*\) KiB of page back-references (\([0-9]*\) bytes a page), \([0-9]*\) bytes of counters a CPU, \([0-9]*\) KiB of counter addresses.*/cfg=allocprof-on fig=allocprof_load sites=\1 kib=\2 bytes_per_page=\3 counter_bytes=\4 table_kib=\5/p' >>"$out"
+	# 7.3: no page array of allocprof's (the kernel keeps the references)
+	dmesg | sed -n 's/.*allocprof: loaded: .*, \([0-9]*\) call sites, the kernel.s page and object references, \([0-9]*\) bytes of counters a CPU, \([0-9]*\) KiB of counter addresses.*/cfg=allocprof-on fig=allocprof_load sites=\1 counter_bytes=\2 table_kib=\3/p' >>"$out"
 	k=1
 	while [ $k -le "$runs" ]; do
 		echo 1 >/proc/sys/vm/mem_profiling
