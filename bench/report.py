@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
 """bench/report.py DIR: the tables of a bench/run results directory.
 
-DIR holds meta.txt and {icount,tcg}/<round>-<boot>/results.txt, whose lines
-are "key=value ..." (bench/guest.sh).  Prints Markdown: the targets, the
-cost of watching call sites (s, a: no target), then per mode, the median
-time per iteration of each loop and configuration with its ratio to noprof,
-the spread (min-max and interquartile range over every run), then the
-memory, /proc/allocinfo and fork/exec figures of the -icount boots.
+DIR holds meta.txt and {icount,tcg}/<round>-<boot>/results.txt (Linux
+6.12), 7.3/{icount,tcg}/<round>-<boot>/results.txt (Linux 7.3), whose
+lines are "key=value ..." (bench/guest.sh).  Prints Markdown, for each
+kernel measured (a section each when 7.3 is there): the targets, with the
+per-loop figures of those missed, the cost of watching call sites (s, a:
+no target), then per mode, the median time per iteration of each loop and
+configuration with its ratio to that kernel's noprof, the spread (min-max
+and interquartile range over every run), then the memory, /proc/allocinfo
+and fork/exec figures of the -icount boots.
 """
 import glob
 import os
 import statistics
 import sys
+from types import SimpleNamespace
 
 CONFIGS = [
     ("noprof", "1. noprof: no profiling compiled in (baseline)"),
@@ -51,6 +55,27 @@ VECTOR_SHARE = 0.25
 # allocprof's in the record boot after the adoption (bench/guest.sh).
 VECTOR_CONFIGS = [("upstream-on", "2. upstream, profiling on"),
                   ("record", "7. booted alloc_tag.record=1, allocprof loaded after the workload")]
+# Linux 7.3 (issue #43): the same configurations on the 7.3 flavours
+# (noprof-7.3, upstream-7.3, base-7.3), and the built-in's compressed mode.
+CONFIGS_73 = [
+    ("noprof", "1. noprof-7.3: no profiling compiled in (baseline)"),
+    ("upstream-on", "2. upstream-7.3, the built-in profiler on"),
+    ("upstream-compressed", "2c. upstream-7.3 booted sysctl.vm.mem_profiling=1,compressed"),
+    ("upstream-off", "3. upstream-7.3 booted sysctl.vm.mem_profiling=0"),
+    ("base", "4. base-7.3 (the 7.3 series), allocprof not loaded"),
+    ("allocprof-on", "5. base-7.3, allocprof loaded, profiling on"),
+    ("allocprof-off", "6. base-7.3, allocprof loaded, vm.mem_profiling=0"),
+    ("record", "7. base-7.3 booted alloc_tag.record=1, allocprof not loaded"),
+    ("base-many", "12. as 4, the small modules of bench/many.c loaded before the benchmark's"),
+    ("allocprof-on-many", "13. as 5, the small modules of bench/many.c loaded before the benchmark's"),
+    ("record-many", "14. as 7, the small modules of bench/many.c loaded before the benchmark's"),
+]
+WATCH_CONFIGS_73 = [
+    ("watch-other", "8. allocprof on, another call site watched (+san: no f without "
+     "CONFIG_FAILSLAB), not the loops'"),
+] + WATCH_CONFIGS[1:]
+VECTOR_CONFIGS_73 = [("upstream-on", "2. upstream-7.3, profiling on"),
+                     ("record", "7. base-7.3 booted alloc_tag.record=1, allocprof loaded after the workload")]
 LOOPS = [
     ("kmalloc", "kmalloc+kfree"),
     ("kmalloc64", "kmalloc(64)+kfree"),
@@ -76,9 +101,13 @@ def parse(line):
 
 
 def load(d):
+    """The result lines under D/{icount,tcg}/<round>-<boot>/ (a kernel's
+    directory: the run's for 6.12, its 7.3/ for 7.3)."""
     rows = []
     for f in sorted(glob.glob(os.path.join(d, "*", "*", "results.txt"))):
         mode = os.path.basename(os.path.dirname(os.path.dirname(f)))
+        if mode not in MODES:
+            continue
         rnd = os.path.basename(os.path.dirname(f)).split("-", 1)[0]
         with open(f) as fh:
             for line in fh:
@@ -112,7 +141,7 @@ def pct(x, base):
     return f"{(x / base - 1) * 100:+.1f} %"
 
 
-def timing_tables(rows, mode):
+def timing_tables(k, rows, mode):
     samples = {}
     for r in rows:
         if r["mode"] != mode or "loop" not in r:
@@ -130,7 +159,7 @@ def timing_tables(rows, mode):
     base = {loop: statistics.median(samples[("noprof", loop)])
             for loop, _ in LOOPS if ("noprof", loop) in samples}
     # The watch-* rows only where they were measured (not under plain TCG).
-    configs = CONFIGS + [c for c in WATCH_CONFIGS if any((c[0], loop) in samples for loop, _ in LOOPS)]
+    configs = k.configs + [c for c in k.watch if any((c[0], loop) in samples for loop, _ in LOOPS)]
     for cfg, name in configs:
         cells = []
         for loop, _ in LOOPS:
@@ -180,7 +209,7 @@ def med(vals):
     return statistics.median(vals) if vals else None
 
 
-def extra_tables(rows):
+def extra_tables(k, rows):
     if not any(r.get("fig") for r in rows if r["mode"] == "icount"):
         return
     print("### Memory (from the -icount boots)\n")
@@ -192,10 +221,23 @@ def extra_tables(rows):
     if not frames:
         print("(no page_frames figure: the bytes a page column needs one)\n")
         return
-    for cfg, name in CONFIGS:
+    for cfg, name in k.configs:
         tot = med(figs(rows, "allocprof-on" if cfg == "allocprof-off" else cfg, "MemTotal", "kib"))
         refs, per = "none", "0"
-        if cfg in ("upstream-on", "upstream-off"):
+        if k.kv != "6.12":
+            # 7.3: the kernel's own page references, page_ext or page flags,
+            # whichever configuration; allocprof's rows are its boot's (base).
+            boot = {"allocprof-on": "base", "allocprof-off": "base",
+                    "allocprof-on-many": "base-many"}.get(cfg, cfg)
+            pe = med(figs(rows, boot, "page_ext_boot", "bytes"))
+            if pe is None:
+                refs, per = "", ""
+            elif pe > 0:
+                refs = f"{pe / 1024:,.0f} KiB (page_ext)"
+                per = f"{pe / frames:.1f}"
+            elif cfg == "upstream-compressed":
+                refs = "none (tags in page flags)"
+        elif cfg in ("upstream-on", "upstream-off"):
             pe = med(figs(rows, cfg, "page_ext_boot", "bytes"))
             if pe is not None:
                 refs = f"{pe / 1024:,.0f} KiB (page_ext)"
@@ -218,7 +260,22 @@ def extra_tables(rows):
               f"/proc/allocinfo shows `{pe_site[0]['site']} func:alloc_page_ext` with "
               f"{b / 1024:,.0f} KiB in {pe_site[0]['calls']} calls (page_ext memory allocated "
               f"before page_ext covered its own pages is not counted).")
-    if load:
+    states = {}
+    for r in rows:
+        if r["mode"] == "icount" and r.get("fig") == "profiling_state":
+            states.setdefault(r["cfg"], set()).add(
+                f"mem_profiling={r['mem_profiling']}, compressed={r['compressed']}")
+    if states:
+        print("\nAt boot (`/proc/sys/vm/mem_profiling`, `mem_profiling_compressed`; none: no "
+              "such file): " + "; ".join(f"{cfg}: {' or '.join(sorted(v))}"
+                                         for cfg, v in states.items()) + ".")
+    if load and "kib" not in load[0]:
+        print(f"allocprof at load: {load[0]['sites']} call sites, the kernel's page and object "
+              f"references, {load[0]['counter_bytes']} bytes of counters a CPU, "
+              f"{load[0]['table_kib']} KiB of counter addresses (one per id); "
+              f"bytes a page above: page_ext at boot (the kernel's log) / {frames:,.0f} page "
+              f"frames the guest's zones span.")
+    elif load:
         print(f"allocprof at load: {load[0]['sites']} call sites, {load[0]['kib']} KiB of page "
               f"back-references ({load[0]['bytes_per_page']} bytes a page), "
               f"{load[0]['counter_bytes']} bytes of counters a CPU, {load[0]['table_kib']} KiB "
@@ -236,7 +293,7 @@ def extra_tables(rows):
         if rd is None:
             continue
         net[cfg] = (rd - cv) / 100
-    for cfg, name in CONFIGS:
+    for cfg, name in k.configs:
         if cfg not in net:
             continue
         rd = med(figs(rows, cfg, "allocinfo_read", "ns")) / 100
@@ -256,13 +313,13 @@ def extra_tables(rows):
     for fig, title, unit in whole:
         fe = {cfg: med([float(r["ns"]) / float(r["iters"]) for r in rows
                         if r["mode"] == "icount" and r.get("cfg") == cfg and r.get("fig") == fig])
-              for cfg, _ in CONFIGS}
+              for cfg, _ in k.configs}
         if not any(fe.values()):
             continue
         print(f"### {title}\n")
         print(f"| configuration | {unit} | vs noprof |")
         print("|---|---:|---:|")
-        for cfg, name in CONFIGS:
+        for cfg, name in k.configs:
             if fe.get(cfg):
                 vs = pct(fe[cfg], fe["noprof"]) if fe.get("noprof") and cfg != "noprof" else ""
                 print(f"| {name} | {fmt(fe[cfg])} | {vs} |")
@@ -323,6 +380,34 @@ RUST_TARGET = ("Rust line's attribution adds at most a C call site's tag (allocp
                "kbox", "kmalloc64", "kmalloc64_one_tag", "allocprof-on", "allocprof-off")
 
 
+# 7.3's targets (issue #43), against the built-in profiler of 7.3 in its
+# best mode: slab allocations against it on (its compressed mode changes
+# only the pages'), pages against its compressed mode; the patched kernel
+# without allocprof against noprof-7.3.  The memory rows are
+# memory_targets_73().
+ALL_LOOPS = [loop for loop, _ in LOOPS]
+TARGETS_73 = [
+    ("kmalloc loops, allocprof on: cost over noprof-7.3 <= the built-in's (on)",
+     ["kmalloc", "kmalloc64"], "share", "allocprof-on", "upstream-on", 1.0),
+    ("goal: kmalloc loops, allocprof on: cost over noprof-7.3 <= half of the built-in's (on)",
+     ["kmalloc", "kmalloc64"], "share", "allocprof-on", "upstream-on", 0.5),
+    ("page loop, allocprof on: cost over noprof-7.3 <= the built-in's `,compressed`",
+     ["page"], "share", "allocprof-on", "upstream-compressed", 1.0),
+    ("base-7.3, allocprof not loaded: <= +1 % over noprof-7.3",
+     ALL_LOOPS, "overhead", "base", "noprof", 0.01),
+]
+
+KERNELS = {
+    "6.12": SimpleNamespace(
+        kv="6.12", subdir="", configs=CONFIGS, watch=WATCH_CONFIGS, covers=COVERS,
+        vectors=VECTOR_CONFIGS, targets=TARGETS, whose={"upstream-on": "upstream's"}),
+    "7.3": SimpleNamespace(
+        kv="7.3", subdir="7.3", configs=CONFIGS_73, watch=WATCH_CONFIGS_73, covers=COVERS,
+        vectors=VECTOR_CONFIGS_73, targets=TARGETS_73,
+        whose={"upstream-on": "the built-in's", "upstream-compressed": "the built-in's ,compressed"}),
+}
+
+
 def icount_medians(rows):
     """Median ns per iteration under -icount, by (configuration, loop or figure)."""
     samples = {}
@@ -339,28 +424,37 @@ def verdict(ok):
     return "met" if ok else "**missed**"
 
 
-def target_table(rows):
+def target_table(k, rows):
     m = icount_medians(rows)
     if not m:
         return
     print("### Against the targets (-icount medians)\n")
     print("| target | loop | figure | |")
     print("|---|---|---|---|")
-    for what, loops, kind, cfg, ref, limit in TARGETS:
+    # (target, its configurations) of each missed target, for
+    # missed_figures(): the configurations None for the memory rows.
+    missed = []
+    for what, loops, kind, cfg, ref, limit in k.targets:
+        cfgs = [*cfg, *ref] if kind == "delta" else [cfg, ref]
+
+        def miss(ok):
+            if not ok and (what, cfgs) not in missed:
+                missed.append((what, cfgs))
+            return verdict(ok)
         for loop in loops:
             if kind == "delta":
                 a, a0, b, b0 = (m.get((c, loop)) for c in (*cfg, *ref))
                 if None in (a, a0, b, b0):
-                    print(f"| {what} | {loop} | not measured | **missed** |")
+                    print(f"| {what} | {loop} | not measured | {miss(False)} |")
                     continue
                 x = ((a - a0) - (b - b0)) / b
                 fig = (f"{fmt(a - a0)} against {fmt(b - b0)} above the patched kernel "
                        f"({x * 100:+.2f} % of {fmt(b)})")
-                print(f"| {what} | {loop} | {fig} | {verdict(abs(x) <= limit)} |")
+                print(f"| {what} | {loop} | {fig} | {miss(abs(x) <= limit)} |")
                 continue
             a, b, n = m.get((cfg, loop)), m.get((ref, loop)), m.get(("noprof", loop))
             if a is None or b is None or n is None:
-                print(f"| {what} | {loop} | not measured | **missed** |")
+                print(f"| {what} | {loop} | not measured | {miss(False)} |")
                 continue
             if kind in ("overhead", "within"):
                 x = a / b - 1
@@ -370,14 +464,25 @@ def target_table(rows):
             else:
                 ours, theirs = a - n, b - n
                 share = ours / theirs if theirs > 0 else float("inf")
-                whose = "upstream's" if kind == "share" else f"{ref}'s"
+                whose = k.whose.get(ref, f"{ref}'s") if kind == "share" else f"{ref}'s"
                 fig = (f"{fmt(ours)} against {whose} {fmt(theirs)} above noprof "
                        f"({share * 100:.0f} % of {whose})")
                 ok = ours <= limit * theirs
-            print(f"| {what} | {loop} | {fig} | {verdict(ok)} |")
+            print(f"| {what} | {loop} | {fig} | {miss(ok)} |")
+    if k.kv == "6.12":
+        targets_612(k, rows, m)
+    else:
+        memory_targets_73(rows, missed)
+    print()
+    missed_figures(k, m, missed)
+
+
+def targets_612(k, rows, m):
+    """6.12's rows after the loops': issue #26's Rust target, the memory,
+    the /proc/allocinfo read and query, the coverage."""
     what, rust, c, c1, on, off = RUST_TARGET
-    r_on, r_off, c_on, c_off, c1_on = (m.get(k) for k in ((on, rust), (off, rust), (on, c), (off, c),
-                                                          (on, c1)))
+    r_on, r_off, c_on, c_off, c1_on = (m.get(key) for key in ((on, rust), (off, rust), (on, c), (off, c),
+                                                              (on, c1)))
     if None in (r_on, r_off, c_on, c_off, c1_on):
         print(f"| {what} | {rust} | not measured | **missed** |")
     else:
@@ -398,7 +503,7 @@ def target_table(rows):
             print(f"| counter memory a call site <= upstream's 16 bytes a CPU | | "
                   f"{per_site:.1f} bytes a CPU ({load[0]['counter_bytes']} for {load[0]['sites']} "
                   f"call sites) | {verdict(per_site <= 16)} |")
-    vec = slab_vectors(rows)
+    vec = slab_vectors(k, rows)
     if "upstream-on" in vec:
         # The profiling part of a vector entry, a slab object's, by the
         # kernel's sizes: /proc/allocinfo counts only some of the vectors
@@ -424,22 +529,94 @@ def target_table(rows):
         print(f"| one file's call sites by ioctl: >= {QUERY_RATIO:g}× fewer instructions than by the "
               f"text file | | {fmt(q[('ioctl', 'file')])} against {fmt(q[('text', 'file')])} a query "
               f"({ratio:.1f}×) | {verdict(ratio >= QUERY_RATIO)} |")
-    cov = coverage(rows)
+    cov = coverage(k, rows)
     if "cover-upstream" in cov:
         up = statistics.median(cov["cover-upstream"])
         rec = statistics.median(cov["cover-record"]) if "cover-record" in cov else None
         fig = "not measured" if rec is None else f"{rec:.1f} % against upstream's {up:.1f} %"
         print(f"| coverage with the record within {COVER_POINTS:g} points of upstream's | | {fig} | "
               f"{verdict(rec is not None and rec >= up - COVER_POINTS)} |")
-    print()
 
 
-def watch_table(rows):
+def memory_targets_73(rows, missed):
+    """7.3's memory rows: what the patched kernel with allocprof adds in
+    page metadata (page_ext at boot; allocprof keeps no page array on 7.3)
+    and in slab metadata (Slab of /proc/meminfo after the workload, above
+    noprof-7.3; a slab object's profiling part) against what the built-in
+    adds, on and in its compressed mode (no page_ext: page tags in page
+    flags)."""
+    def pe(cfg):
+        return med(figs(rows, cfg, "page_ext_boot", "bytes"))
+
+    def slab(cfg):
+        return med(figs(rows, cfg, "Slab", "kib"))
+    ours = pe("base")
+    for ref, whose in (("upstream-on", "the built-in's (on)"),
+                       ("upstream-compressed", "the built-in's `,compressed`")):
+        what = f"page metadata (page_ext allocated at boot), base-7.3 with allocprof: <= {whose}"
+        theirs = pe(ref)
+        if ours is None or theirs is None:
+            print(f"| {what} | | not measured | **missed** |")
+            missed.append((what, None))
+            continue
+        ok = ours <= theirs
+        print(f"| {what} | | {ours / 1024:,.0f} KiB against {theirs / 1024:,.0f} KiB | {verdict(ok)} |")
+        if not ok:
+            missed.append((what, None))
+    n = slab("noprof")
+    for ref, whose in (("upstream-on", "the built-in's (on)"),
+                       ("upstream-compressed", "the built-in's `,compressed`")):
+        what = f"slab metadata: Slab above noprof-7.3 after the workload, allocprof on: <= {whose}"
+        a, b = slab("allocprof-on"), slab(ref)
+        if None in (a, b, n):
+            print(f"| {what} | | not measured | **missed** |")
+            missed.append((what, None))
+            continue
+        ok = a - n <= b - n
+        print(f"| {what} | | {a - n:+,.0f} KiB against {b - n:+,.0f} KiB ({a:,.0f}, {b:,.0f}, "
+              f"noprof-7.3 {n:,.0f} KiB) | {verdict(ok)} |")
+        if not ok:
+            missed.append((what, None))
+    vec = slab_vectors(KERNELS["7.3"], rows)
+    what = "slab object entry: its profiling part <= the built-in's"
+    if "upstream-on" in vec and "record" in vec:
+        a, b = vec["record"]["ref"], vec["upstream-on"]["ref"]
+        print(f"| {what} | | {a:g} against {b:g} bytes a slab object | {verdict(a <= b)} |")
+        if a > b:
+            missed.append((what, None))
+    else:
+        print(f"| {what} | | not measured | **missed** |")
+        missed.append((what, None))
+
+
+def missed_figures(k, m, missed):
+    """The per-loop -icount medians of the configurations of each missed
+    target, with their ratio to noprof."""
+    shown = [(what, cfgs) for what, cfgs in missed if cfgs]
+    if not shown:
+        return
+    print("#### The missed targets, loop by loop (-icount medians, ns per iteration)\n")
+    names = dict(k.configs + k.watch)
+    for what, cfgs in shown:
+        print(f"{what}:\n")
+        print("| configuration | " + " | ".join(f"{name} | vs noprof" for _, name in LOOPS) + " |")
+        print("|---|" + "---:|" * (2 * len(LOOPS)))
+        for cfg in ["noprof"] + [c for c in cfgs if c != "noprof"]:
+            cells = []
+            for loop, _ in LOOPS:
+                a, n = m.get((cfg, loop)), m.get(("noprof", loop))
+                cells += ["" if a is None else fmt(a),
+                          "" if a is None or n is None or cfg == "noprof" else pct(a, n)]
+            print(f"| {names.get(cfg, cfg)} | " + " | ".join(cells) + " |")
+        print()
+
+
+def watch_table(k, rows):
     """The cost of watching the loops' own call sites (s, a, sa): no
     target (the issue set no limit), so figures only; and the watch
     tables' statistics line after the watched runs."""
     m = icount_medians(rows)
-    watched = [(c, n) for c, n in WATCH_CONFIGS if c != "watch-other"
+    watched = [(c, n) for c, n in k.watch if c != "watch-other"
                and any((c, loop) in m for loop, _ in LOOPS)]
     if watched:
         print("### Watching the loops' own call sites (informational: no target, the issue set no limit)\n")
@@ -479,7 +656,7 @@ def watch_table(rows):
         print("| configuration | runs | tracked after the run | chains after the run | "
               "not tracked: table full | not tracked: nested |")
         print("|---|---:|---:|---:|---:|---:|")
-        for cfg, name in WATCH_CONFIGS:
+        for cfg, name in k.watch:
             rs = [r for r in stats if r["cfg"] == cfg]
             if not rs:
                 continue
@@ -503,7 +680,7 @@ def query_costs(rows):
     return {k: statistics.median(v) for k, v in out.items()}
 
 
-def query_table(rows):
+def query_table(k, rows):
     per = {}
     for r in rows:
         if r["mode"] == "icount" and r.get("fig") == "query":
@@ -517,7 +694,7 @@ def query_table(rows):
           "+ `GET_NEXT` with the filter in the kernel.\n")
     print("| configuration | query | text file | ioctl | text / ioctl | records |")
     print("|---|---|---:|---:|---:|---:|")
-    for cfg, name in CONFIGS:
+    for cfg, name in k.configs:
         for by, what in (("file", "file mm/memory.c"), ("minsize", "at least 1 MiB")):
             t, i = per.get((cfg, "text", by)), per.get((cfg, "ioctl", by))
             if not t:
@@ -530,10 +707,10 @@ def query_table(rows):
     print()
 
 
-def coverage(rows):
+def coverage(k, rows):
     """Median coverage (percent) of each coverage boot, with its samples."""
     out = {}
-    for cfg, _ in COVERS:
+    for cfg, _ in k.covers:
         xs = [100.0 * float(r["bytes"]) / float(r["used"]) for r in rows
               if r.get("cfg") == cfg and r.get("fig") == "coverage" and float(r.get("used", 0)) > 0]
         if xs:
@@ -541,13 +718,13 @@ def coverage(rows):
     return out
 
 
-def slab_vectors(rows):
+def slab_vectors(k, rows):
     """The slab objects' extension vectors after the workload, by
     configuration (medians over the boots): the bytes and calls
     /proc/allocinfo gives their call site, the objects in slabs, and the
     kernel's sizes of an object's entry and of its profiling part."""
     out = {}
-    for cfg, _ in VECTOR_CONFIGS:
+    for cfg, _ in k.vectors:
         rs = [r for r in rows if r["mode"] == "icount" and r.get("cfg") == cfg
               and r.get("fig") == "slab_vectors" and float(r.get("objects", 0)) > 0]
         if not rs:
@@ -559,26 +736,36 @@ def slab_vectors(rows):
     return out
 
 
-def vector_table(rows):
-    vec = slab_vectors(rows)
-    slab = {cfg: med(figs(rows, cfg, "Slab", "kib")) for cfg, _ in CONFIGS}
+def vector_table(k, rows):
+    vec = slab_vectors(k, rows)
+    slab = {cfg: med(figs(rows, cfg, "Slab", "kib")) for cfg, _ in k.configs}
     if not vec and not any(v is not None for v in slab.values()):
         return
     print("### Slab object vectors (issue #25, target 5; -icount boots, after the workload)\n")
-    print("A slab object's entry in its slab's extension vector (upstream: `struct slabobj_ext`, "
-          "memcg's `objcg` and the profiling tag's 8-byte ref; the patched kernel: memcg's `objcg` "
-          "and a 2-byte `struct alloc_tag_slot` before the vector, whose slots are rounded up to "
-          "8 bytes a vector; the normal kmalloc caches' slabs have the slots alone), by the "
-          "kernel's sizes, which the benchmark "
-          "module reads; the vectors' call site `alloc_slab_obj_exts` in /proc/allocinfo, "
-          "counted from boot; the objects in slabs (/proc/slabinfo `num_objs`). The call "
-          "site counts only some vectors: those of the normal kmalloc caches are allocated "
-          "with `__GFP_NO_OBJ_EXT` and counted nowhere, so its bytes are not the vectors' "
-          "memory.\n")
+    if k.kv != "6.12":
+        print("7.3: a slab object's entry is 8 bytes for memcg's `objcg` (caches that may be "
+              "charged) and 8 for the profiling tag's `union codetag_ref`, which the kernel keeps "
+              "with or without the 7.3 series (`slab_obj_ext_size()`: many caches have the tag "
+              "alone, some keep it in the slab's leftover space or in the object), by the "
+              "kernel's sizes, which the benchmark module reads; the vectors' call site "
+              "`alloc_slab_obj_exts` in /proc/allocinfo, counted from boot; the objects in "
+              "slabs (/proc/slabinfo `num_objs`).\n")
+    else:
+        print("A slab object's entry in its slab's extension vector (upstream: `struct slabobj_ext`, "
+              "memcg's `objcg` and the profiling tag's 8-byte ref; the patched kernel: memcg's "
+              "`objcg` and a 2-byte `struct alloc_tag_slot` before the vector, whose slots are "
+              "rounded up to 8 bytes a vector; the normal kmalloc caches' slabs have the slots "
+              "alone), by the "
+              "kernel's sizes, which the benchmark "
+              "module reads; the vectors' call site `alloc_slab_obj_exts` in /proc/allocinfo, "
+              "counted from boot; the objects in slabs (/proc/slabinfo `num_objs`). The call "
+              "site counts only some vectors: those of the normal kmalloc caches are allocated "
+              "with `__GFP_NO_OBJ_EXT` and counted nowhere, so its bytes are not the vectors' "
+              "memory.\n")
     print("| configuration | entry (bytes) | its profiling part | `alloc_slab_obj_exts` bytes | "
           "its calls | objects in slabs |")
     print("|---|---:|---:|---:|---:|---:|")
-    for cfg, name in VECTOR_CONFIGS:
+    for cfg, name in k.vectors:
         v = vec.get(cfg)
         if v:
             print(f"| {name} | {v['ext']:g} | {v['ref']:g} | {v['bytes']:,.0f} | "
@@ -586,7 +773,7 @@ def vector_table(rows):
     print("\nSlab in /proc/meminfo after the workload (median):\n")
     print("| configuration | Slab | vs noprof |")
     print("|---|---:|---:|")
-    for cfg, name in CONFIGS:
+    for cfg, name in k.configs:
         if slab.get(cfg) is None:
             continue
         rel = "" if cfg == "noprof" or not slab.get("noprof") else \
@@ -595,14 +782,14 @@ def vector_table(rows):
     print()
 
 
-def coverage_table(rows):
-    cov = coverage(rows)
+def coverage_table(k, rows):
+    cov = coverage(k, rows)
     if not cov:
         return
     print("### Coverage right after boot (bytes in /proc/allocinfo over MemTotal − MemFree)\n")
     print("| configuration | coverage (median) | range | bytes attributed | in use |")
     print("|---|---:|---:|---:|---:|")
-    for cfg, name in COVERS:
+    for cfg, name in k.covers:
         if cfg not in cov:
             continue
         b = med([float(r["bytes"]) for r in rows if r.get("cfg") == cfg and r.get("fig") == "coverage"])
@@ -616,7 +803,7 @@ def coverage_table(rows):
               "attributes them:\n")
         print("| configuration | " + " | ".join(f"`{f}`" for f in sites) + " |")
         print("|---|" + "---:|" * len(sites))
-        for cfg, name in COVERS:
+        for cfg, name in k.covers:
             cells = []
             for f in sites:
                 b = med([float(r["bytes"]) for r in rows
@@ -646,12 +833,17 @@ def main():
                 if "=" in line:
                     k, v = line.rstrip("\n").split("=", 1)
                     meta[k] = v
-    rows = load(d)
-    if not rows:
+    # Each kernel's rows, its ratios against its own noprof.
+    kernels = [(KERNELS[kv], rows) for kv, rows in
+               (("6.12", load(d)), ("7.3", load(os.path.join(d, "7.3")))) if rows]
+    if not kernels:
         sys.exit(f"no results in {d}")
+    release = ", ".join(f"{meta.get('kernel' + ('' if k.kv == '6.12' else '-' + k.kv), '?')}"
+                        for k, _ in kernels)
     print(f"## allocprof benchmark, {meta.get('date', '?')}\n")
     print(f"- machine: {meta.get('host_nproc', '?')} CPUs, {meta.get('host_cpu', '?')}; "
-          f"{meta.get('qemu', '?')}; guest: 2 vCPUs on two NUMA nodes of 1 GiB, kernel {meta.get('kernel', '?')}")
+          f"{meta.get('qemu', '?')}; guest: 2 vCPUs on two NUMA nodes of 1 GiB, "
+          f"kernel{'s' if len(kernels) > 1 else ''} {release}")
     print(f"- command: `{meta.get('command', '?')}`; module parameters: `{meta.get('params', '?')}`")
     if "elapsed" in meta:
         print(f"- total run time: {int(meta['elapsed']) // 60} min {int(meta['elapsed']) % 60} s")
@@ -661,14 +853,19 @@ def main():
             lines = [x.strip() for x in fh if x.strip()]
         print(f"- guests that died and were booted again: {len(lines)} ({'; '.join(lines)})")
     print()
-    target_table(rows)
-    watch_table(rows)
-    for mode in ("icount", "tcg"):
-        timing_tables(rows, mode)
-    extra_tables(rows)
-    vector_table(rows)
-    query_table(rows)
-    coverage_table(rows)
+    for k, rows in kernels:
+        # A run of 6.12 alone prints as it did before 7.3.
+        if len(kernels) > 1 or k.kv != "6.12":
+            print(f"## Linux {k.kv}" + ("" if k.kv == "6.12" else
+                  ": noprof-7.3, upstream-7.3, base-7.3; every ratio against noprof-7.3") + "\n")
+        target_table(k, rows)
+        watch_table(k, rows)
+        for mode in ("icount", "tcg"):
+            timing_tables(k, rows, mode)
+        extra_tables(k, rows)
+        vector_table(k, rows)
+        query_table(k, rows)
+        coverage_table(k, rows)
 
 
 if __name__ == "__main__":
