@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `/proc/allocinfo`, in upstream's format: version 1.0 (6.12's, the
-//! default) or, with `allocinfo_format=2.0`, version 2.0, which marks the
+//! `/proc/allocinfo`, in upstream's format: version 1.0 or 2.0, the
+//! kernel's own by default (`KERNEL_FORMAT_V2`: 1.0 on 6.12, 2.0 on 7.3),
+//! the other with `allocinfo_format=`.  Version 2.0 marks the
 //! call sites whose figures miss some allocations with `accurate:no` and
 //! gives a call site with the `n` flag its watched pages by node,
 //! `node:N=BYTES/CALLS` a node (`control.rs`):
@@ -25,7 +26,7 @@ use crate::ids::{Flags, SiteId};
 use crate::profiler::Profiler;
 use crate::state::Profiling;
 use crate::sys::param::ParamValue;
-use crate::sys::procfs::{Ioctl, IoctlArg, SeqFile, SeqSource};
+use crate::sys::procfs::{Ioctl, IoctlArg, SeqFile, SeqSource, KERNEL_FORMAT_V2};
 use crate::sys::uapi::{self, Filter, Record};
 use crate::tags::{SiteView, Sites};
 use crate::text::write_figures;
@@ -39,11 +40,12 @@ pub(crate) enum Format {
     V2,
 }
 
-/// Set by the `allocinfo_format` parameter at load.  A static, as C's
+/// Set by the `allocinfo_format` parameter at load, the kernel's own format
+/// unless it is given.  A static, as C's
 /// `module_param()` storage: the kernel parses the parameter before the
 /// module's `init` runs, when no state of the module exists yet; `init`
 /// reads it once, into the file's [`AllocInfo`].
-static FORMAT_V2: AtomicBool = AtomicBool::new(false);
+static FORMAT_V2: AtomicBool = AtomicBool::new(KERNEL_FORMAT_V2);
 
 /// The format chosen at load.
 pub(crate) fn format() -> Format {

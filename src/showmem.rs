@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The biggest call sites after the kernel's memory report (`show_mem()`:
-//! OOM reports, SysRq-m), in upstream's format:
+//! OOM reports, SysRq-m), in upstream's format (the header is the kernel's
+//! own, `printk::show_mem_header()`: 7.3's adds whether profiling is on):
 //!
 //! ```text
 //! Memory allocations:
@@ -54,7 +55,7 @@ pub(crate) fn show<'a>(count: u32, try_sites: impl FnOnce() -> Option<Sites<'a>>
         return;
     }
 
-    printk::notice(b"Memory allocations:");
+    printk::notice(printk::show_mem_header());
     for (id, totals) in &top[..nr] {
         let Some(site) = id.and_then(|id| sites.get(id)) else {
             continue;

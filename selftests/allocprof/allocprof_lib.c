@@ -777,6 +777,16 @@ int ap_kernel_major(void)
 	return uname(&u) == 0 ? atoi(u.release) : 0;
 }
 
+int ap_kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return 0;
+	return ma > major || (ma == major && mi >= minor);
+}
+
 /* The running kernel's modules: /lib/modules/<release>. */
 static void ap_modules_dir(char *dir, size_t size)
 {

@@ -47,7 +47,6 @@
  */
 #define AP_VERSION_LINE(v) "allocinfo - version: " v "\n"
 #define AP_HEADER(v) AP_VERSION_LINE(v) "#     <size>  <calls> <tag info>\n"
-#define AP_HEADER_V1 AP_HEADER("1.0")
 
 /* The end of the stacks report's summary when nothing went untracked. */
 #define AP_NONE_UNTRACKED "; not tracked: 0 (table full), 0 (nested)\n"
@@ -252,6 +251,37 @@ long long ap_ram_end(void);
 
 /* The running kernel's major version, from uname(2) (0 if unknown). */
 int ap_kernel_major(void);
+
+/* Whether the running kernel is version major.minor or later (uname(2)). */
+int ap_kernel_at_least(int major, int minor);
+
+/*
+ * The running kernel's own /proc/allocinfo format, allocprof's default
+ * ("1.0" or "2.0"): 2.0 from Linux 6.18 on (7.3), 1.0 before (6.12).
+ */
+static inline const char *ap_default_format(void)
+{
+	return ap_kernel_at_least(6, 18) ? "2.0" : "1.0";
+}
+
+/*
+ * The header show_mem() (OOM reports, SysRq-m) prints above the biggest
+ * call sites while profiling is on, or off: Linux 7.3's mm/show_mem.c
+ * says which, 6.12's does not.
+ */
+static inline const char *ap_show_mem_header(int on)
+{
+	if (ap_kernel_major() < 7)
+		return "Memory allocations:";
+	return on ? "Memory allocations (profiling is currently turned on):" :
+		    "Memory allocations (profiling is currently turned off):";
+}
+
+/* The whole header of the default format (AP_HEADER of ap_default_format()). */
+static inline const char *ap_default_header(void)
+{
+	return ap_kernel_at_least(6, 18) ? AP_HEADER("2.0") : AP_HEADER("1.0");
+}
 
 /*
  * Whether the running kernel keeps the tag reference of every allocation

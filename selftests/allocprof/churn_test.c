@@ -76,7 +76,8 @@ static void note_bad(int k, const char *what, const char *line, size_t len)
 /* Reads /proc/allocinfo whole, again and again; checks every line. */
 static void reader(int k)
 {
-	static const char header[] = AP_HEADER_V1;
+	const char *header = ap_default_header();
+	size_t header_len = strlen(header);
 
 	while (!seen->stop) {
 		size_t len = 0;
@@ -94,8 +95,8 @@ static void reader(int k)
 			len += n;
 		close(fd);
 		seen->reads[k]++;
-		if (n < 0 || len == BUF_SIZE || len < sizeof(header) - 1 ||
-		    memcmp(buf, header, sizeof(header) - 1)) {
+		if (n < 0 || len == BUF_SIZE || len < header_len ||
+		    memcmp(buf, header, header_len)) {
 			seen->bad[k]++;
 			note_bad(k, n < 0 ? "read" : "header or size", buf, len < 100 ? len : 100);
 			continue;

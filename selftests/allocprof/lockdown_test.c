@@ -473,7 +473,7 @@ static void t_plain_load(int i)
 
 	(void)i;
 	ok = load("allocprof", "") == 0 && ap_read_file(AP_ALLOCINFO, head, sizeof(head)) > 0 &&
-	     !strncmp(head, AP_VERSION_LINE("1.0"), strlen(AP_VERSION_LINE("1.0"))) &&
+	     !strncmp(head, ap_default_header(), strlen(ap_default_header())) &&
 	     ap_sysctl_is("1\n");
 	ksft_test_result(ok, "locked down: allocprof without control= loads, " AP_ALLOCINFO " reads, vm.mem_profiling 1\n");
 }

@@ -24,7 +24,6 @@
 #define CHILD_COMM "oom_test_child"
 #define OOM_LINE " invoked oom-killer: "
 #define KILLED_LINE "Out of memory: Killed process "
-#define HEADER_LINE "Memory allocations:"
 /*
  * Memory left available after the hold, for this program and the rest of
  * the guest until the child takes it: not an exact quantity (whatever the
@@ -234,13 +233,13 @@ static void t_one_kill(int i)
 			 "/proc/vmstat oom_kill: %ld, one more than before the child\n", now);
 }
 
-/* The line of the report's "Memory allocations:" header; -1 unless one. */
+/* The line of the report's header (ap_show_mem_header()); -1 unless one. */
 static int header_line(void)
 {
 	int i, at = -1, n = 0;
 
 	for (i = oom_at; oom_at >= 0 && i < killed_at; i++) {
-		if (!strcmp(lines[i], HEADER_LINE)) {
+		if (!strcmp(lines[i], ap_show_mem_header(1))) {
 			at = i;
 			n++;
 		}
@@ -252,7 +251,7 @@ static void t_header(int i)
 {
 	(void)i;
 	ksft_test_result(killed_at > oom_at && header_line() >= 0,
-			 "the OOM report has one \"" HEADER_LINE "\" header\n");
+			 "the OOM report has one \"%s\" header\n", ap_show_mem_header(1));
 }
 
 static void t_first(int i)

@@ -112,6 +112,12 @@ static int take(const char *func, struct snap *s)
 	while (ap_info_next(&w, &l)) {
 		size_t off;
 
+		/*
+		 * Format 2.0 (7.3's default) may end a line in " accurate:no":
+		 * cut, so that the tag is the same in either format.
+		 */
+		ap_cut_inaccurate(l.text);
+		l.len = strlen(l.text);
 		if (l.len < t || l.len >= sizeof(s->l[0].tag) ||
 		    memcmp(l.text + l.len - t, tail, t) || memchr(l.text, '[', l.len) ||
 		    s->n == MAX_LINES || !l.figures)
@@ -678,11 +684,12 @@ static void t_migrate_move(int j)
  * pgalloc_tag_copy() subtracts folio_nr_pages() *bytes* (and a call) where
  * it means the folio's size, so upstream's figure there keeps PAGE_SIZE - 1
  * bytes a migrated page, at 0 calls; 6.13 swaps the tags instead
- * ("mm/codetag: swap tags when migrate pages").
+ * ("mm/codetag: swap tags when migrate pages"), and 7.3's figure there
+ * moves by 0 bytes too.
  */
 static void t_migrate_target(int j)
 {
-	long long want = builtin ? NR_MOVE * (page_size - 1) : 0;
+	long long want = builtin && !ap_kernel_at_least(6, 13) ? NR_MOVE * (page_size - 1) : 0;
 	long long got_b = 0, got_c = 0;
 	int ok;
 

@@ -38,19 +38,22 @@ static int nlines;
 
 /*
  * SysRq-m, then the kernel log from the last "Memory allocations:" header
- * on (timestamps cut); returns how many headers the report had.
+ * (ap_show_mem_header() of profiling on or off) on (timestamps cut);
+ * returns how many headers the report had.
  */
-static int sysrq_m(void)
+static int sysrq_m(int on)
 {
-	char *save = NULL, *line, *log, *next;
+	char *save = NULL, *line, *log, *next, header[96];
 	long headers;
+
+	snprintf(header, sizeof(header), "] %s", ap_show_mem_header(on));
 
 	ap_klog_clear();
 	if (ap_write_file("/proc/sysrq-trigger", "m", 1))
 		return -1;
-	/* The log from its first header on, as sed -n '/] Memory allocations:$/,$p'. */
+	/* The log from its first header on, as sed -n '/] Memory allocations:/,$p'. */
 	log = ap_klog(0);
-	headers = log ? ap_grep(log, "] Memory allocations:$", 0, NULL) : -1;
+	headers = log ? ap_grep(log, header, AP_GREP_FIXED, NULL) : -1;
 	dmesg[0] = '\0';
 	for (line = log; line && *line; line = next) {
 		size_t l = strcspn(line, "\n");
@@ -59,7 +62,7 @@ static int sysrq_m(void)
 
 		next = line + l + !!end;
 		line[l] = '\0';
-		first = ap_grep(line, "] Memory allocations:$", 0, NULL) > 0;
+		first = ap_grep(line, header, AP_GREP_FIXED, NULL) > 0;
 		line[l] = end;
 		if (first) {
 			ap_klog_untime(line);
@@ -133,7 +136,7 @@ static void t_allocate(int i)
 static void t_one_header(int i)
 {
 	(void)i;
-	ksft_test_result(sysrq_m() == 1, "SysRq-m: one \"Memory allocations:\" header\n");
+	ksft_test_result(sysrq_m(1) == 1, "SysRq-m: one \"%s\" header\n", ap_show_mem_header(1));
 }
 
 static void t_format(int i)
@@ -162,7 +165,7 @@ static void t_freed(int i)
 	int ok = ap_test_free(SITE) == 0 && ap_expect(FUNC, 0, 0);
 
 	(void)i;
-	ksft_test_result(ok && sysrq_m() == 1 && report_format() && !site_line(0),
+	ksft_test_result(ok && sysrq_m(1) == 1 && report_format() && !site_line(0),
 			 "after the frees it is no longer listed\n");
 }
 
@@ -171,9 +174,9 @@ static void t_off(int i)
 	int ok = ap_write_file(AP_SYSCTL, "0", 1) == 0;
 
 	(void)i;
-	ksft_test_result(ok && sysrq_m() == 1 && report_format() &&
+	ksft_test_result(ok && sysrq_m(0) == 1 && report_format() &&
 			 ap_write_file(AP_SYSCTL, "1", 1) == 0,
-			 "profiling off: still reported\n");
+			 "profiling off: still reported, under \"%s\"\n", ap_show_mem_header(0));
 }
 
 static void t_never(int i)
@@ -181,13 +184,14 @@ static void t_never(int i)
 	int ok = ap_write_file(AP_SYSCTL, "never", 5) == 0;
 
 	(void)i;
-	ksft_test_result(ok && sysrq_m() == 0, "mem_profiling=never: no report\n");
+	ksft_test_result(ok && sysrq_m(0) == 0 && sysrq_m(1) == 0,
+			 "mem_profiling=never: no report\n");
 }
 
 static void t_unloaded(int i)
 {
 	(void)i;
-	ksft_test_result(ap_rmmod("allocprof") == 0 && sysrq_m() == 0 &&
+	ksft_test_result(ap_rmmod("allocprof") == 0 && sysrq_m(0) == 0 && sysrq_m(1) == 0 &&
 			 ap_rmmod("allocprof_test") == 0,
 			 "allocprof unloaded: no report\n");
 }

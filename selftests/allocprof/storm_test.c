@@ -151,7 +151,8 @@ static char read_buf[READERS][4 << 20];
 
 static void reader(struct storm *st, int k)
 {
-	static const char header[] = AP_HEADER_V1;
+	const char *header = ap_default_header();
+	size_t header_len = strlen(header);
 	char *buf = read_buf[k];
 
 	nice(10);
@@ -196,12 +197,12 @@ static void reader(struct storm *st, int k)
 			st->cut[k]++;
 		else
 			st->reads[k]++;
-		if (len < sizeof(header) - 1) {
+		if (len < header_len) {
 			if (!cut || memcmp(buf, header, len))
 				reader_bad(st, k, "header", buf, len);
 			continue;
 		}
-		if (memcmp(buf, header, sizeof(header) - 1)) {
+		if (memcmp(buf, header, header_len)) {
 			reader_bad(st, k, "header", buf, len);
 			continue;
 		}

@@ -15,6 +15,31 @@ use kernel::str::CStrExt as _;
 
 use super::backend::Site;
 
+/// The header of the call sites printed after `show_mem()`, the kernel's
+/// own: 7.3's says whether profiling is on (`mm/show_mem.c`), read from
+/// the alloc-side static key as `mem_alloc_profiling_enabled()` reads it;
+/// 6.12's does not.
+pub(crate) fn show_mem_header() -> &'static [u8] {
+    #[cfg(allocprof_tags)]
+    {
+        // SAFETY: `mem_alloc_profiling_key` is the kernel's static, which
+        // lives as long as the kernel; `static_key_count()` reads its count
+        // atomically.
+        let on = unsafe {
+            bindings::static_key_count(core::ptr::addr_of_mut!(
+                bindings::mem_alloc_profiling_key.key
+            ))
+        } > 0;
+        if on {
+            b"Memory allocations (profiling is currently turned on):"
+        } else {
+            b"Memory allocations (profiling is currently turned off):"
+        }
+    }
+    #[cfg(not(allocprof_tags))]
+    b"Memory allocations:"
+}
+
 /// Bytes as `string_get_size()` writes them with `STRING_UNITS_2`:
 /// `"6.25 MiB"`, NUL-terminated (upstream's buffer of 10 bytes).
 pub(crate) struct SizeText([u8; 10]);

@@ -23,6 +23,12 @@ use kernel::types::{AsBytes, FromBytes};
 #[cfg(allocprof_tags)]
 use kernel::str::CStrExt as _;
 
+/// Whether the kernel's own `/proc/allocinfo` is format 2.0 (Linux 6.18 and
+/// later: `allocinfo - version: 2.0`, and ` accurate:no` on a call site
+/// whose figures miss allocations) rather than 1.0 (6.12).  `src/Kbuild`
+/// sets `allocprof_allocinfo_v2` from the kernel's version.
+pub(crate) const KERNEL_FORMAT_V2: bool = cfg!(allocprof_allocinfo_v2);
+
 /// The `seq_file` being filled by a read.
 ///
 /// # Invariants
