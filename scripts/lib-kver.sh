@@ -25,9 +25,11 @@ BINDGEN_BIN=$CACHE/tools/bindgen-$BINDGEN_VERSION/bin/bindgen
 
 # The flavours there are on this kernel version, read by
 # scripts/build-kernel: base (the patch series of patches/KVER/, allocprof
-# the back end), the built-in profiler and no profiler at all.
+# the back end), the built-in profiler, no profiler at all, debug (base
+# with clang, KASAN and lockdep) and distro (base for a Debian system: make
+# deb, make distro-check).
 # shellcheck disable=SC2034
-KVER_FLAVOURS="base-$KVER upstream-$KVER noprof-$KVER"
+KVER_FLAVOURS="base-$KVER upstream-$KVER noprof-$KVER debug-$KVER distro-$KVER"
 # The version's patch series (patches/7.3/, Documentation/linux-7.3-series.md).
 # shellcheck disable=SC2034
 KVER_PATCHES=$ROOT/patches/$KVER

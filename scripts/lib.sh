@@ -75,7 +75,7 @@ say() { printf '[%4ss] %s\n' "$(($(date +%s) - _t0))" "$*" >&2; }
 case "$KFLAVOUR" in
 base | debug | upstream | noprof | distro) ;;
 # >>> kver
-base-7.3 | upstream-7.3 | noprof-7.3) ;;
+base-7.3 | upstream-7.3 | noprof-7.3 | debug-7.3 | distro-7.3) ;;
 # <<< kver
 *) die "unknown KFLAVOUR '$KFLAVOUR' (base, debug, upstream, noprof or distro)" ;;
 esac
