@@ -55,7 +55,7 @@ BINDGEN ?= $(shell KFLAVOUR=$(KFLAVOUR) ALLOCPROF_CACHE=$(CACHE) bash -c '. scri
 else
 BINDGEN ?= $(HOME)/.cargo/bin/bindgen
 endif
-ifeq ($(KFLAVOUR),debug)
+ifneq ($(filter debug debug-%,$(KFLAVOUR)),)
 LLVM ?= -19
 endif
 KMAKE_VARS := ARCH=x86_64 RUSTC=$(RUSTC) BINDGEN=$(BINDGEN) $(if $(LLVM),LLVM=$(LLVM))

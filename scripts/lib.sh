@@ -223,4 +223,9 @@ case "$KFLAVOUR" in
 esac
 KVER=${KVER:-6.12}
 [ "$KVER" = 6.12 ] || . "$ROOT/scripts/lib-kver.sh"
+# Another version's debug flavour (debug-7.3) builds with clang as debug
+# does: its modules too (kmake_vars above knows debug by its whole name).
+case "$KFLAVOUR" in
+debug-*) kmake_vars() { printf '%s\n' ARCH=x86_64 "RUSTC=$RUSTC_BIN" "BINDGEN=$BINDGEN_BIN" "LLVM=$LLVM_SUFFIX"; } ;;
+esac
 # <<< kver
