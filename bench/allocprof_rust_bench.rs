@@ -41,7 +41,13 @@ module! {
 }
 
 /// Timed rounds, as allocprof_bench's default `kmalloc64_iters` in bench/run.
+#[cfg(not(bench_trace))]
 const ITERS: u32 = 100_000;
+
+/// bench/trace's build (its Kbuild sets the cfg): the loop for good, while
+/// gdb single-steps it.
+#[cfg(bench_trace)]
+const ITERS: u32 = 2_000_000_000;
 
 /// `n` allocations of 64 bytes and their frees.
 #[inline(never)]

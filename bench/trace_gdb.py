@@ -58,6 +58,26 @@ def load_syms(system_map, modsyms):
     return syms
 
 
+def rust_last_ident(sym):
+    """The last identifier of a Rust v0 symbol (<length>[_]<identifier>)."""
+    last, i = None, 2
+    while i < len(sym):
+        if sym[i].isdigit() and sym[i] != "0":
+            j = i
+            while j < len(sym) and sym[j].isdigit():
+                j += 1
+            n = int(sym[i:j])
+            if j < len(sym) and sym[j] == "_":
+                j += 1
+            if j + n <= len(sym) and (sym[j].isalpha() or sym[j] == "_"):
+                last, i = sym[j:j + n], j + n
+                continue
+            i = j
+        else:
+            i += 1
+    return last
+
+
 def demangle(name):
     # Rust v0 names: keep the last identifier chunks readable enough.
     if "_RNv" in name or "_RIN" in name:
@@ -66,6 +86,11 @@ def demangle(name):
             if key in name:
                 shim = name.split()[0].startswith("_RIN")
                 return ("extern C shim " if shim else "Rust Backend::") + key + " " + name.split()[-1]
+        # Any other Rust function (allocprof_rust_bench's kbox_loop, the
+        # kernel crate's): the last identifier of its path.
+        ident = rust_last_ident(name.split()[0])
+        if ident:
+            return f"Rust {ident}" + (" " + name.split()[-1] if " " in name else "")
     return name
 
 
