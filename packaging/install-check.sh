@@ -1,5 +1,5 @@
 #!/bin/bash
-# Runs inside the Debian 12 chroot of `scripts/deb install`, with the
+# Runs inside the Debian chroot (DISTRO_SUITE) of `scripts/deb install`, with the
 # packages in /tmp/debs: installs them as a user would (apt-get, no
 # recommended packages), checks what they installed, purges them and checks
 # that no file is left behind.  Exits non-zero at the first failure.
@@ -14,21 +14,41 @@ files() {
 	find / -xdev \( -path /proc -o -path /run -o -path /tmp -o -path /var/lib/dpkg -o -path /var/log \
 		-o -path /var/cache -o -path /var/lib/apt \) -prune -o -print | LC_ALL=C sort
 }
+packages() { dpkg-query -W -f '${Package}\n' | LC_ALL=C sort; }
+# snapshot: the files and packages before an install.
+snapshot() {
+	files >/tmp/before
+	packages >/tmp/packages-before
+}
+# purge_and_compare PACKAGE...: purges them and what apt then removes; no
+# file may be left or missing against the snapshot, but for those of a
+# package they pulled in that apt keeps because a package of the root
+# recommends or suggests it (APT::AutoRemove::SuggestsImportant: on
+# Debian 13 libelf1t64, which the headers' programs need and systemd's
+# libsystemd-shared suggests): apt's to keep, not ours; it is named.
 purge_and_compare() {
+	local kept p why=
 	dpkg --purge "$@" >/tmp/purge.log 2>&1 || { cat /tmp/purge.log; fail "dpkg --purge $*"; }
 	apt-get autoremove --purge -y -q >/tmp/autoremove.log 2>&1 || { cat /tmp/autoremove.log; fail "apt-get autoremove"; }
-	files >/tmp/after
-	if ! diff /tmp/before /tmp/after >/tmp/left; then
-		head -n 20 /tmp/left
-		fail "files left or removed after dpkg --purge $* (diff above)"
+	kept=$(packages | comm -13 /tmp/packages-before -)
+	for p in $kept; do dpkg -L "$p"; done | LC_ALL=C sort -u >/tmp/kept-files
+	files | comm -13 /tmp/before - | comm -23 - /tmp/kept-files >/tmp/left
+	files | comm -23 /tmp/before - >/tmp/missing
+	if [ -s /tmp/left ] || [ -s /tmp/missing ]; then
+		sed 's/^/left: /' /tmp/left | head -n 20
+		sed 's/^/missing: /' /tmp/missing | head -n 20
+		fail "files left or removed after dpkg --purge $* (above)"
 	fi
-	ok "dpkg --purge $*: no file left behind"
+	for p in $kept; do
+		why="$why, $p (for $(apt-cache rdepends --installed "$p" 2>/dev/null | sed -n '3,$s/^ *//p' | sort -u | tr '\n' ' ' | sed 's/ $//'))"
+	done
+	ok "dpkg --purge $*: no file left behind${why:+; apt keeps${why#,}}"
 }
 cd /tmp/debs
 apt-get update -q >/dev/null
 
 # The kernel, the module for it and the tool.
-files >/tmp/before
+snapshot
 apt-get install -y -q --no-install-recommends ./linux-image-"$rel"_*.deb ./allocprof-modules-"$rel"_*.deb \
 	./allocinfo_*.deb >/tmp/install.log 2>&1 || { tail -n 20 /tmp/install.log; fail "apt-get install"; }
 ok "installed linux-image-$rel, allocprof-modules-$rel, allocinfo"
