@@ -291,20 +291,30 @@ test-checkouts: setup
 bench: setup
 	@bench/run
 
-# The packages of make deb installed on a Debian 12 system booted with
-# systemd, their kernel booted with alloc_tag.record=1 (not part of check;
-# needs root): scripts/distro-check.
+# The kernels of make deb and make distro-check (6.12's distro flavour,
+# 7.3's distro-7.3) and the Debian release of distro-check and of the
+# install check: trixie (Debian 13) or bookworm (Debian 12).
+DEB_KVERS ?= 6.12 7.3
+DISTRO_SUITE ?= trixie
+export DISTRO_SUITE DEB_KVERS
+deb_flavour = distro$(if $(filter-out 6.12,$(1)),-$(1))
+
+# The packages of make deb installed on a Debian system (DISTRO_SUITE)
+# booted with systemd, their kernel booted with alloc_tag.record=1, for
+# each kernel of DEB_KVERS (not part of check; needs root):
+# scripts/distro-check.
 .PHONY: distro-check
 distro-check: setup
-	@KFLAVOUR=distro scripts/distro-check
+	@$(foreach v,$(DEB_KVERS),KFLAVOUR=$(call deb_flavour,$(v)) scripts/distro-check &&) true
 
-# Debian packages (not part of check): the patched kernel (bindeb-pkg, the
-# distro flavour's config, -allocprof), allocprof-modules-<release>, allocinfo
-# with its node_exporter timer, allocprof-dkms; lintian on each.  Into
-# DEB_OUT (default $(CACHE)/deb); see packaging/README.md.
+# Debian packages (not part of check) for each kernel of DEB_KVERS: the
+# patched kernel (bindeb-pkg, the distro flavour's config, -allocprof),
+# allocprof-modules-<release>, allocinfo with its node_exporter timer,
+# allocprof-dkms; lintian on each.  Into DEB_OUT (default $(CACHE)/deb),
+# -7.3 after it for Linux 7.3's; see packaging/README.md.
 .PHONY: deb
 deb: setup
-	@scripts/deb
+	@$(foreach v,$(DEB_KVERS),KFLAVOUR=$(call deb_flavour,$(v)) scripts/deb &&) true
 
 # The kernel series applied one patch at a time to a copy of the pristine
 # source, the objects it touches compiled after each in three configs: base,
