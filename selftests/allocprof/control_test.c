@@ -688,7 +688,7 @@ static void t_all_sites(int i)
 
 /*
  * Issue #23, finding 7: a partial free whose page's last reference is
- * dropped (by the test module's timer, in hard irq) between
+ * dropped (by the test module's timer, in softirq) between
  * __free_pages()'s put_page_testzero() and its page_ref_sub: the entry's
  * one call goes before the three tail pages' bytes.  The race site's
  * figures must end at 0/0 with no chain left, and a watched allocation at

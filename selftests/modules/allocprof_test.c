@@ -878,8 +878,12 @@ DEFINE_SHOW_STORE_ATTRIBUTE(aptest_nested);
 /*
  * A partial free raced by the last put: aptest_partial_race() allocates an
  * order-2 page that is not compound and takes a second reference on its
- * first page; a hard-irq timer drops that reference while __free_pages()
- * drops the allocation's.  When the timer fires between __free_pages()'s
+ * first page; a timer drops that reference while __free_pages() drops the
+ * allocation's.  The timer runs in the softirq that ends the timer
+ * interrupt, at the same point of the task: freeing a page in hard irq is
+ * an invalid wait context (PREEMPT_RT cannot take the page allocator's
+ * spinlock_t there; lockdep's PROVE_RAW_LOCK_NESTING, on in debug-7.3,
+ * reports it).  When the timer fires between __free_pages()'s
  * put_page_testzero() and its page_ref_sub, the first page is freed (4 KiB
  * and the call) before the three tail pages' bytes are taken off.  The
  * timer is armed to fire at once and __free_pages() starts after a delay,
@@ -922,7 +926,7 @@ static int aptest_race_run(long n)
 			return -ENOMEM;
 		get_page(page);
 		WRITE_ONCE(aptest_race_page, page);
-		hrtimer_start(&aptest_race_timer, 0, HRTIMER_MODE_REL_HARD);
+		hrtimer_start(&aptest_race_timer, 0, HRTIMER_MODE_REL_SOFT);
 		udelay(delay / 1000);
 		ndelay(delay % 1000);
 		/* Fired already: start sooner next time; else later. */
@@ -931,8 +935,9 @@ static int aptest_race_run(long n)
 		else if (delay < APTEST_RACE_MAX_NS)
 			delay += APTEST_RACE_STEP_NS + delay / 64 + i % 7 * 70;
 		__free_pages(page, 2);
+		/* A busy softirq load defers the timer to ksoftirqd. */
 		while (READ_ONCE(aptest_race_page))
-			cpu_relax();
+			cond_resched();
 		hrtimer_cancel(&aptest_race_timer);
 		cond_resched();
 	}
@@ -1570,9 +1575,9 @@ static int __init aptest_init(void)
 	debugfs_create_file("hold", 0600, aptest_dir, NULL, &aptest_hold_fops);
 	debugfs_create_file("kvmalloc", 0200, aptest_dir, NULL, &aptest_kvmalloc_fops);
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
-	hrtimer_setup(&aptest_race_timer, aptest_race_fire, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	hrtimer_setup(&aptest_race_timer, aptest_race_fire, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 #else
-	hrtimer_init(&aptest_race_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	hrtimer_init(&aptest_race_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	aptest_race_timer.function = aptest_race_fire;
 #endif
 	debugfs_create_file("partial_race", 0600, aptest_dir, NULL, &aptest_race_fops);
