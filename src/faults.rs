@@ -12,7 +12,7 @@
 //! allocator: once it has the object, which it frees if it fails), for a
 //! call site whose tag's word has `f` (`sys::backend::FAIL_BIT`), only while
 //! some call site has it (`Registration::fail`).  The table is shared with
-//! the hooks, so an irqsave spinlock guards it, as the watch tables.
+//! the hooks, so an irqsave raw spinlock guards it, as the watch tables.
 
 use kernel::{error::Result, prelude::*};
 
@@ -20,7 +20,7 @@ use crate::ids::SiteId;
 use crate::sys::{
     backend::{FailKind, Tag},
     printk::dump_stack,
-    sync::IrqSpinLock,
+    sync::IrqRawSpinLock,
     task::{now_ns, random_below},
 };
 use crate::text::BStr;
@@ -139,8 +139,9 @@ impl Entry {
         }
     }
 
-    /// `should_fail_ex()` for one allocation of `size` bytes.
-    fn decide(&mut self, size: usize) -> bool {
+    /// `should_fail_ex()` for one allocation of `size` bytes; `roll` is a
+    /// random number below 100, drawn for it.
+    fn decide(&mut self, size: usize, roll: u32) -> bool {
         self.asked += 1;
         if self.knobs.probability == 0 || self.times == 0 {
             return false;
@@ -153,7 +154,7 @@ impl Entry {
         if self.knobs.interval > 1 && self.asked % u64::from(self.knobs.interval) != 0 {
             return false;
         }
-        if self.knobs.probability <= random_below(100) {
+        if self.knobs.probability <= roll {
             return false;
         }
         if self.times > 0 {
@@ -190,7 +191,7 @@ struct Table {
 #[pin_data]
 pub(crate) struct Faults {
     #[pin]
-    table: IrqSpinLock<Table>,
+    table: IrqRawSpinLock<Table>,
 }
 
 impl Faults {
@@ -199,7 +200,7 @@ impl Faults {
         let entries = KVec::from_elem(None, FAULT_SITES, GFP_KERNEL)?;
         Ok(pin_init!(Faults {
             // INVARIANT: No entry.
-            table <- crate::new_irq_spinlock!(
+            table <- crate::new_irq_raw_spinlock!(
                 Table {
                     entries,
                     used: 0,
@@ -256,6 +257,9 @@ impl Faults {
         kind: FailKind,
         size: usize,
     ) -> bool {
+        // Drawn before the raw lock: `get_random_u32()` takes a local lock,
+        // a `spinlock_t` on PREEMPT_RT, which must not nest in a raw one.
+        let roll = random_below(100);
         let (entry, report) = {
             let mut t = self.table.lock();
             let Some(e) = t.entry(site) else {
@@ -263,7 +267,7 @@ impl Faults {
             };
             // The report shows the knobs as they were, as `fail_dump()`.
             let entry = *e;
-            if !e.decide(size) {
+            if !e.decide(size, roll) {
                 return false;
             }
             let report = entry.knobs.verbose > 0 && t.may_report();

@@ -41,7 +41,7 @@ use crate::sys::mm::NodeId;
 use crate::sys::mm::Pfn;
 use crate::sys::percpu::{this_cpu_add, this_cpu_read, PerCpuArray};
 use crate::sys::stack::{StackHandle, Trace};
-use crate::sys::sync::IrqSpinLock;
+use crate::sys::sync::IrqRawSpinLock;
 use crate::sys::task::{now_ns, TaskId};
 
 /// Chains: one per call site and call chain with live watched allocations.
@@ -614,7 +614,7 @@ pub(crate) struct Watch {
     /// Allocated when a call site first gets `s`, `a` or `n`; taken by hooks in
     /// any context.
     #[pin]
-    tables: IrqSpinLock<Option<KBox<Tables>>>,
+    tables: IrqRawSpinLock<Option<KBox<Tables>>>,
     /// Per CPU: hooks inside [`Watch::track`].  Saving a chain may
     /// allocate a stack-depot pool; that allocation is counted as usual,
     /// never watched (which could recurse).
@@ -632,7 +632,7 @@ impl Watch {
     pub(crate) fn new(module: &'static ThisModule) -> Result<impl PinInit<Self>> {
         let busy = PerCpuArray::new(1)?;
         Ok(pin_init!(Watch {
-            tables <- crate::new_irq_spinlock!(None, "allocprof_watch"),
+            tables <- crate::new_irq_raw_spinlock!(None, "allocprof_watch"),
             busy,
             full: AtomicU64::new(0),
             nested: AtomicU64::new(0),

@@ -638,7 +638,12 @@ static void t_s_free(int i)
 			 "free: the call site at 0/0, its chains gone\n");
 }
 
-/* Every test call site with s: its chains add up to its figures. */
+/*
+ * Every test call site with s: its chains add up to its figures.  From 6.18
+ * on that includes kmalloc_nolock and pages_nolock, which allocate (and
+ * the first frees) under a raw spinlock: debug-7.3's lockdep reported the
+ * watch table's lock there while it was a spinlock_t.
+ */
 static void t_all_sites(int i)
 {
 	struct ap_testsite sites[32];

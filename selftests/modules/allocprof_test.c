@@ -401,6 +401,57 @@ static void aptest_free_percpu(struct aptest_site *site, void *p)
 	free_percpu((void __percpu __force *)p);
 }
 
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
+/*
+ * kmalloc_nolock(), kfree_nolock() and alloc_pages_nolock() may be called
+ * under a raw spinlock (and in NMI), so their profiling hooks run there:
+ * these sites allocate (and the slab site frees) under one of the
+ * module's own; free_pages_nolock() is not exported.  Both allocators are
+ * best effort (a trylock another CPU holds fails them), so an allocation
+ * is tried again, the lock released in between.
+ */
+#define APTEST_NOLOCK_TRIES	1000
+static DEFINE_RAW_SPINLOCK(aptest_raw_lock);
+
+static noinline void *aptest_kmalloc_nolock(struct aptest_site *site)
+{
+	unsigned long flags;
+	void *p = NULL;
+	int i;
+
+	for (i = 0; !p && i < APTEST_NOLOCK_TRIES; i++) {
+		raw_spin_lock_irqsave(&aptest_raw_lock, flags);
+		p = kmalloc_nolock(site->size, 0, NUMA_NO_NODE);
+		raw_spin_unlock_irqrestore(&aptest_raw_lock, flags);
+	}
+	return p;
+}
+
+static void aptest_kfree_nolock(struct aptest_site *site, void *p)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&aptest_raw_lock, flags);
+	kfree_nolock(p);
+	raw_spin_unlock_irqrestore(&aptest_raw_lock, flags);
+}
+
+static noinline void *aptest_pages_nolock(struct aptest_site *site)
+{
+	struct page *page = NULL;
+	unsigned long flags;
+	int i;
+
+	for (i = 0; !page && i < APTEST_NOLOCK_TRIES; i++) {
+		raw_spin_lock_irqsave(&aptest_raw_lock, flags);
+		page = alloc_pages_nolock(0, NUMA_NO_NODE, site->order);
+		raw_spin_unlock_irqrestore(&aptest_raw_lock, flags);
+	}
+	return page;
+}
+
+#endif
+
 static struct aptest_site aptest_sites[] = {
 	{ "kmalloc_8", APTEST_SLAB, 8, 0, aptest_kmalloc_8, aptest_kfree },
 	{ "kmalloc_100", APTEST_SLAB, 100, 0, aptest_kmalloc_100, aptest_kfree },
@@ -444,6 +495,12 @@ static struct aptest_site aptest_sites[] = {
 	  .account = true },
 	{ "pages_account", APTEST_PAGES, 0, 0, aptest_pages_account, aptest_free_pages },
 	{ "kmalloc_nofail", APTEST_SLAB, 100, 0, aptest_kmalloc_nofail, aptest_kfree },
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
+	{ "kmalloc_nolock", APTEST_SLAB, 100, 0, aptest_kmalloc_nolock,
+	  aptest_kfree_nolock },
+	{ "pages_nolock", APTEST_PAGES, 0, 0, aptest_pages_nolock,
+	  aptest_free_pages },
+#endif
 };
 
 /* Memory handed over by other test modules, freed on command. */

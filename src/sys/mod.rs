@@ -5,7 +5,7 @@
 //! This is the only part of the module that touches `kernel::bindings`: the
 //! back-end hook interface of the patched kernel, per-CPU memory, page frame
 //! numbers, `seq_file`/procfs, debugfs, sysctl, module parameters, a mutex that
-//! can be tried, an irq-safe spinlock, call chains and the stack depot, the
+//! can be tried, an irq-safe raw spinlock, call chains and the stack depot, the
 //! current task and the clock, and kernel log lines.  Above it, `unsafe` is left
 //! only where a contract of these wrappers must be kept by the caller:
 //! per-CPU addresses (`counters.rs`, `watch.rs`) and the lifetime of a

@@ -10,10 +10,11 @@
 //!   only try the lock that guards the call-site registry, as upstream
 //!   tries the code-tag module list; the kernel crate's `Mutex` has no
 //!   `try_lock` in 6.12.
-//! - [`IrqSpinLock`], a `spinlock_t` taken with interrupts off
-//!   (`spin_lock_irqsave()`): for data that allocation hooks share, which
-//!   run in any context, hardirq included; 6.12's `SpinLock` has no
-//!   irqsave form.
+//! - [`IrqRawSpinLock`], a `raw_spinlock_t` taken with interrupts off
+//!   (`raw_spin_lock_irqsave()`): for data that allocation hooks share,
+//!   which run in any context, hardirq and raw spinlocks included; the
+//!   kernel crate has no raw spinlock, and 6.12's `SpinLock` no irqsave
+//!   form.
 //!
 //! And the test for the context in which trying a mutex is allowed.
 
@@ -242,61 +243,64 @@ unsafe impl TryBackend for MutexBackend {
     }
 }
 
-/// A kernel `spinlock_t`, taken with this CPU's interrupts off and
-/// released restoring them (`spin_lock_irqsave()`).
-pub(crate) struct IrqSpinLockBackend;
+/// A kernel `raw_spinlock_t`, taken with this CPU's interrupts off and
+/// released restoring them (`raw_spin_lock_irqsave()`).  Raw, because the
+/// allocation hooks that take it run wherever the kernel allocates or
+/// frees, and on 7.3 that includes `free_pages_nolock()` and
+/// `kfree_nolock()` under the callers' raw spinlocks, where a `spinlock_t`
+/// is an invalid wait context (lockdep's `PROVE_RAW_LOCK_NESTING`).
+pub(crate) struct IrqRawSpinLockBackend;
 
-// SAFETY: A `spinlock_t` has one owner from `spin_lock_irqsave` to
-// `spin_unlock_irqrestore`.
-unsafe impl Backend for IrqSpinLockBackend {
-    type State = bindings::spinlock_t;
+// SAFETY: A `raw_spinlock_t` has one owner from `raw_spin_lock_irqsave` to
+// `raw_spin_unlock_irqrestore`.
+unsafe impl Backend for IrqRawSpinLockBackend {
+    type State = bindings::raw_spinlock_t;
     /// The interrupt flags saved when the lock was taken.
     type GuardState = c_ulong;
 
+    /// `raw_spin_lock_init()`: with lockdep's name and class when the
+    /// kernel debugs spinlocks.
+    #[cfg(CONFIG_DEBUG_SPINLOCK)]
     unsafe fn init(ptr: *mut Self::State, name: *const c_char, key: *mut bindings::lock_class_key) {
+        // The wait type is a C `short`; its values are small enum constants.
+        let spin = bindings::lockdep_wait_type_LD_WAIT_SPIN as i16;
         // SAFETY: By the function's safety requirements.
-        unsafe { bindings::__spin_lock_init(ptr, name, key) }
+        unsafe { bindings::__raw_spin_lock_init(ptr, name, key, spin) }
     }
 
-    #[cfg(not(allocprof_tags))]
+    /// `raw_spin_lock_init()`: an unlocked `raw_spinlock_t` is all zeroes
+    /// when the kernel does not debug spinlocks (`__RAW_SPIN_LOCK_UNLOCKED`
+    /// is then `__ARCH_SPIN_LOCK_UNLOCKED` alone, and `src/Kbuild` refuses
+    /// PREEMPT_RT).
+    #[cfg(not(CONFIG_DEBUG_SPINLOCK))]
+    unsafe fn init(
+        ptr: *mut Self::State,
+        _name: *const c_char,
+        _key: *mut bindings::lock_class_key,
+    ) {
+        // SAFETY: By the function's safety requirements `ptr` is valid for
+        // writes.
+        unsafe { core::ptr::write_bytes(ptr, 0, 1) }
+    }
+
     unsafe fn lock(ptr: *mut Self::State) -> c_ulong {
         // SAFETY: By the function's safety requirements the lock is
         // initialised.
-        unsafe { bindings::spin_lock_irqsave(ptr) }
+        unsafe { bindings::_raw_spin_lock_irqsave(ptr) }
     }
 
-    #[cfg(not(allocprof_tags))]
     unsafe fn unlock(ptr: *mut Self::State, flags: &c_ulong) {
         // SAFETY: By the function's safety requirements the caller owns the
         // lock, taken on this CPU (the guard is not `Send`) with `flags`.
-        unsafe { bindings::spin_unlock_irqrestore(ptr, *flags) }
-    }
-
-    // 7.3 has no helper for the irqsave pair (its `SpinLockIrq` is another
-    // lock type): the exported functions behind them, on the lock's
-    // `raw_spinlock_t`, which is where a `spinlock_t` begins when the
-    // kernel is not PREEMPT_RT (`src/Kbuild` refuses PREEMPT_RT).
-    #[cfg(allocprof_tags)]
-    unsafe fn lock(ptr: *mut Self::State) -> c_ulong {
-        // SAFETY: By the function's safety requirements the lock is
-        // initialised; its `raw_spinlock_t` is at its start.
-        unsafe { bindings::_raw_spin_lock_irqsave(ptr.cast()) }
-    }
-
-    #[cfg(allocprof_tags)]
-    unsafe fn unlock(ptr: *mut Self::State, flags: &c_ulong) {
-        // SAFETY: By the function's safety requirements the caller owns the
-        // lock, taken on this CPU (the guard is not `Send`) with `flags`;
-        // its `raw_spinlock_t` is at its start.
-        unsafe { bindings::_raw_spin_unlock_irqrestore(ptr.cast(), *flags) }
+        unsafe { bindings::_raw_spin_unlock_irqrestore(ptr, *flags) }
     }
 }
 
 /// A mutex, like `kernel::sync::Mutex`, with [`Lock::try_lock`].
 pub(crate) type TryMutex<T> = Lock<T, MutexBackend>;
 
-/// A spinlock taken with interrupts off: any context.
-pub(crate) type IrqSpinLock<T> = Lock<T, IrqSpinLockBackend>;
+/// A raw spinlock taken with interrupts off: any context but NMI.
+pub(crate) type IrqRawSpinLock<T> = Lock<T, IrqRawSpinLockBackend>;
 
 /// Declares a [`TryMutex`] initialiser with a lock class of its own.
 #[macro_export]
@@ -310,11 +314,11 @@ macro_rules! new_try_mutex {
     };
 }
 
-/// Declares an [`IrqSpinLock`] initialiser with a lock class of its own.
+/// Declares an [`IrqRawSpinLock`] initialiser with a lock class of its own.
 #[macro_export]
-macro_rules! new_irq_spinlock {
+macro_rules! new_irq_raw_spinlock {
     ($inner:expr, $name:literal) => {
-        $crate::sys::sync::IrqSpinLock::new(
+        $crate::sys::sync::IrqRawSpinLock::new(
             $inner,
             kernel::c_str!($name),
             kernel::static_lock_class!(),
