@@ -14,7 +14,7 @@ use kernel::{
     alloc::flags::GFP_KERNEL,
     error::Result,
     prelude::*,
-    rbtree::{RBTree, RBTreeNode},
+    rbtree::{self, RBTree, RBTreeNode},
 };
 
 use crate::counters::{Counters, SectionCounters, Totals};
@@ -145,20 +145,15 @@ impl Section {
     /// tags of a loaded image that have names (not the free tags of the
     /// kernel's pool of Rust call sites, [`Tag::named`]), or the copies
     /// kept of a module gone (made in id order by [`Registry::remove`]).
-    fn names_from(&self, from: SiteId) -> impl Iterator<Item = (SiteId, Names<'_>)> {
+    fn names_from(&self, from: SiteId) -> SectionNames<'_> {
         let start = from.index().saturating_sub(self.first.index());
-        let live = self.tags().into_iter().flat_map(move |tags| {
-            (start..self.len)
-                .map_while(move |n| Some((self.first.nth_after(n)?, tags.get(n)?)))
-                .filter(|(_, tag)| tag.named())
-                .map(|(id, tag)| (id, Names::Live(tag)))
-        });
         let kept: &[DeadSite] = if self.tags.is_some() { &[] } else { &self.dead };
-        let gone = kept
-            .iter()
-            .filter(move |d| d.id >= from)
-            .map(|d| (d.id, Names::Gone(d)));
-        Iterator::chain(live, gone)
+        SectionNames {
+            section: self,
+            live: self.tags().map(|tags| (tags, start)),
+            gone: kept.iter(),
+            from,
+        }
     }
 
     /// The names of call site `id`, one of this section's ids; `None` for
@@ -172,6 +167,41 @@ impl Section {
             }
             None => self.dead.iter().find(|d| d.id == id).map(Names::Gone),
         }
+    }
+}
+
+/// The call sites of one section from an id on ([`Section::names_from`]).
+/// A type of its own rather than a chain of iterator adapters: the
+/// adapters' closures made symbols too long for objtool's `__pfx_` names.
+struct SectionNames<'a> {
+    section: &'a Section,
+    /// The loaded image's tags and the index of the next one to look at.
+    live: Option<(Tags<'a>, usize)>,
+    /// The copies kept of a module gone.
+    gone: core::slice::Iter<'a, DeadSite>,
+    from: SiteId,
+}
+
+impl<'a> Iterator for SectionNames<'a> {
+    type Item = (SiteId, Names<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some((tags, n)) = self.live.as_mut() {
+            while *n < self.section.len {
+                let (Some(id), Some(tag)) = (self.section.first.nth_after(*n), tags.get(*n)) else {
+                    break;
+                };
+                *n += 1;
+                if tag.named() {
+                    return Some((id, Names::Live(tag)));
+                }
+            }
+            self.live = None;
+        }
+        let from = self.from;
+        self.gone
+            .find(|d| d.id >= from)
+            .map(|d| (d.id, Names::Gone(d)))
     }
 }
 
@@ -662,6 +692,40 @@ impl<'a> SiteView<'a> {
     }
 }
 
+/// The call sites from an id on, in id order ([`Sites::iter_from`]).  A
+/// type of its own, as [`SectionNames`]: a chain of adapters made symbols
+/// too long for objtool.
+pub(crate) struct SitesFrom<'a> {
+    sections: rbtree::Iter<'a, u16, Section>,
+    /// The call sites of the section at hand.
+    section: Option<SectionNames<'a>>,
+    from: SiteId,
+    counters: &'a Counters,
+    inaccurate: &'a Inaccurate,
+}
+
+impl<'a> Iterator for SitesFrom<'a> {
+    type Item = SiteView<'a>;
+
+    fn next(&mut self) -> Option<SiteView<'a>> {
+        loop {
+            if let Some((id, names)) = self.section.as_mut().and_then(Iterator::next) {
+                return Some(SiteView {
+                    id,
+                    names,
+                    counters: self.counters,
+                    inaccurate: self.inaccurate,
+                    totals: Cell::new(None),
+                });
+            }
+            // The sections are keyed by their last id: those that end
+            // before `from` have none of its call sites.
+            let (_, s) = self.sections.find(|&(&last, _)| last >= self.from.get())?;
+            self.section = Some(s.names_from(self.from));
+        }
+    }
+}
+
 /// The call sites, for the listings: the registry, locked, with the
 /// counters and the inaccurate set that a [`SiteView`] reads.  Made by
 /// `Profiler::sites`, or tried by `Profiler::try_sites` (`show_mem()`).
@@ -696,20 +760,14 @@ impl<'a> Sites<'a> {
     /// pool of Rust call sites are left out ([`Tag::named`]); those of a
     /// module gone are there: a listing shows only the visible ones
     /// ([`SiteView::visible`]).
-    pub(crate) fn iter_from(&self, from: SiteId) -> impl Iterator<Item = SiteView<'_>> {
-        // The sections are keyed by their last id.
-        self.registry
-            .sections
-            .iter()
-            .skip_while(move |&(&last, _)| last < from.get())
-            .flat_map(move |(_, s)| s.names_from(from))
-            .map(|(id, names)| SiteView {
-                id,
-                names,
-                counters: self.counters,
-                inaccurate: self.inaccurate,
-                totals: Cell::new(None),
-            })
+    pub(crate) fn iter_from(&self, from: SiteId) -> SitesFrom<'_> {
+        SitesFrom {
+            sections: self.registry.sections.iter(),
+            section: None,
+            from,
+            counters: self.counters,
+            inaccurate: self.inaccurate,
+        }
     }
 
     /// The call sites of the loaded images, in id order, with their tags:
