@@ -623,7 +623,7 @@ def watch_table(k, rows):
         print("-icount medians. *cost*: instructions per iteration above allocprof on (row 5), what "
               "keeping each allocation's call chain (`s`: `stack_trace_save()` + "
               "`stack_depot_save()`) and/or start time (`a`) adds, with the table insert under "
-              "an irqsave spinlock and the free through the cold path; *× upstream*: that cost "
+              "an irqsave raw spinlock and the free through the cold path; *× upstream*: that cost "
               "as a multiple of upstream's whole overhead (upstream on above noprof). These "
               "rows run a tenth of the loops' iterations (bench/guest.sh).\n")
         print("| configuration | loop | iterations | instructions per iteration | "
