@@ -1,5 +1,6 @@
 //! The command line: every command, its options and their checks (clap).
 
+use allocinfo::diff::Matching;
 use allocinfo::faults;
 use allocinfo::filter::{validate_glob, Filter};
 use allocinfo::group::GroupBy;
@@ -370,6 +371,12 @@ pub struct DiffArgs {
     /// Show at most N site rows and N group rows (0 = all).
     #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 0)]
     pub n: usize,
+    /// How call sites are paired: exact = by file, line, module and function; moved = the
+    /// same, then the sites left on both sides by module, file and function when their
+    /// line moved (a kernel upgrade): one each, or several in line order when a function
+    /// has as many on both sides (else they stay new and vanished). Marked `moved OLD→NEW`.
+    #[arg(long = "match", value_enum, value_name = "HOW", default_value_t = Matching::Moved)]
+    pub matching: Matching,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,

@@ -6,6 +6,26 @@ use serde::Serialize;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 
+/// How the call sites of the two snapshots are paired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Matching {
+    /// Only by identity: file, line, module and function.
+    Exact,
+    /// By identity, then the sites left over by module, file and function
+    /// (lines that moved, as in a kernel upgrade).
+    Moved,
+}
+
+impl Matching {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Matching::Exact => "exact",
+            Matching::Moved => "moved",
+        }
+    }
+}
+
 /// What happened to a call site between the two snapshots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -79,9 +99,60 @@ impl Change {
 /// Change of one call site.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SiteDelta {
+    /// The site's identity: in the new snapshot, or in the old one for a
+    /// vanished site.
     pub key: SiteKey,
     pub status: Status,
     pub change: Change,
+    /// The site's line in the old snapshot when it was matched by module,
+    /// file and function because its line moved ([`Matching::Moved`]).
+    pub old_line: Option<u32>,
+}
+
+impl SiteDelta {
+    /// How the site was paired: `exact`, `moved`, or `None` for a new or
+    /// vanished site.
+    pub fn matched(&self) -> Option<&'static str> {
+        match (self.status, self.old_line) {
+            (Status::New | Status::Vanished, _) => None,
+            (_, Some(_)) => Some("moved"),
+            (_, None) => Some("exact"),
+        }
+    }
+}
+
+/// What [`Matching::Moved`] did: the sites it paired, and those it left
+/// unpaired because their function has several sites, not as many in both
+/// snapshots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct MoveCounts {
+    #[serde(rename = "mode")]
+    pub matching: Matching,
+    /// Sites paired by module, file and function (whose lines moved).
+    pub moved: usize,
+    /// Of those, the ones whose bytes or calls changed (the others, like
+    /// every unchanged site, have no row).
+    pub moved_changed: usize,
+    /// Functions (module, file, function) with unpaired sites on both
+    /// sides but not as many on each, so left unpaired.
+    pub ambiguous_funcs: usize,
+    /// Their sites in the old snapshot (counted as vanished).
+    pub ambiguous_old: usize,
+    /// Their sites in the new snapshot (counted as new).
+    pub ambiguous_new: usize,
+}
+
+impl MoveCounts {
+    fn none(matching: Matching) -> MoveCounts {
+        MoveCounts {
+            matching,
+            moved: 0,
+            moved_changed: 0,
+            ambiguous_funcs: 0,
+            ambiguous_old: 0,
+            ambiguous_new: 0,
+        }
+    }
 }
 
 /// Change of one group.
@@ -122,20 +193,95 @@ pub struct Diff {
     pub totals: Change,
     pub counts: StatusCounts,
     pub group_by: GroupBy,
+    /// What the matching of moved lines did.
+    pub moves: MoveCounts,
+}
+
+/// Which site of the old snapshot each site of the new one is paired with
+/// (an index into `old`), and how many `Matching::Moved` paired or left.
+///
+/// First by identity. With [`Matching::Moved`], the sites left on both
+/// sides are then gathered by (module, file, function): where a function
+/// has as many unpaired sites in the old snapshot as in the new one, they
+/// are paired in line order (one each: the moved site); where the numbers
+/// differ, which is which cannot be told, and they stay unpaired.
+fn pair_sites(
+    old: &[Record],
+    new: &[Record],
+    matching: Matching,
+) -> (Vec<Option<usize>>, MoveCounts) {
+    let old_index: HashMap<SiteKey, usize> =
+        old.iter().enumerate().map(|(i, r)| (r.key(), i)).collect();
+    let mut pairs: Vec<Option<usize>> = new
+        .iter()
+        .map(|r| old_index.get(&r.key()).copied())
+        .collect();
+    let mut counts = MoveCounts::none(matching);
+    if matching == Matching::Exact {
+        return (pairs, counts);
+    }
+    let mut old_paired = vec![false; old.len()];
+    for i in pairs.iter().flatten() {
+        old_paired[*i] = true;
+    }
+    // (module, file, func) -> (unpaired old, unpaired new), by index.
+    type Func<'a> = (Option<&'a str>, &'a str, &'a str);
+    let mut left: BTreeMap<Func, (Vec<usize>, Vec<usize>)> = BTreeMap::new();
+    for (i, r) in old.iter().enumerate().filter(|(i, _)| !old_paired[*i]) {
+        left.entry((r.module.as_deref(), &r.file, &r.func))
+            .or_default()
+            .0
+            .push(i);
+    }
+    for (j, r) in new.iter().enumerate().filter(|(j, _)| pairs[*j].is_none()) {
+        left.entry((r.module.as_deref(), &r.file, &r.func))
+            .or_default()
+            .1
+            .push(j);
+    }
+    for (mut olds, mut news) in left.into_values() {
+        if olds.is_empty() || news.is_empty() {
+            continue;
+        }
+        if olds.len() != news.len() {
+            counts.ambiguous_funcs += 1;
+            counts.ambiguous_old += olds.len();
+            counts.ambiguous_new += news.len();
+            continue;
+        }
+        olds.sort_by_key(|&i| old[i].line);
+        news.sort_by_key(|&j| new[j].line);
+        for (i, j) in olds.into_iter().zip(news) {
+            pairs[j] = Some(i);
+            counts.moved += 1;
+        }
+    }
+    (pairs, counts)
 }
 
 /// Compare two snapshots. Duplicate lines of one site are summed first.
-pub fn diff(old: &[Record], new: &[Record], by: GroupBy, depth: Option<usize>) -> Diff {
+/// Sites are paired as `matching` says ([`pair_sites`]): a site paired by
+/// module, file and function has the new snapshot's identity and its old
+/// line in [`SiteDelta::old_line`].
+pub fn diff(
+    old: &[Record],
+    new: &[Record],
+    by: GroupBy,
+    depth: Option<usize>,
+    matching: Matching,
+) -> Diff {
     let old = merge_duplicates(old);
     let new = merge_duplicates(new);
-    let old_map: HashMap<SiteKey, &Record> = old.iter().map(|r| (r.key(), r)).collect();
-    let new_map: HashMap<SiteKey, &Record> = new.iter().map(|r| (r.key(), r)).collect();
+    let (pairs, mut moves) = pair_sites(&old, &new, matching);
+    let mut old_paired = vec![false; old.len()];
 
     let mut sites = Vec::new();
-    for r in &new {
+    for (r, pair) in new.iter().zip(&pairs) {
         let key = r.key();
-        let d = match old_map.get(&key) {
-            Some(o) => {
+        let d = match *pair {
+            Some(i) => {
+                let o = &old[i];
+                old_paired[i] = true;
                 if o.bytes == r.bytes && o.calls == r.calls {
                     continue;
                 }
@@ -144,29 +290,33 @@ pub fn diff(old: &[Record], new: &[Record], by: GroupBy, depth: Option<usize>) -
                     Ordering::Less => Status::Shrunk,
                     Ordering::Equal => Status::Same,
                 };
+                let old_line = (o.line != r.line).then_some(o.line);
+                if old_line.is_some() {
+                    moves.moved_changed += 1;
+                }
                 SiteDelta {
                     key,
                     status,
                     change: Change::new(o.bytes, r.bytes, o.calls, r.calls),
+                    old_line,
                 }
             }
             None => SiteDelta {
                 key,
                 status: Status::New,
                 change: Change::new(0, r.bytes, 0, r.calls),
+                old_line: None,
             },
         };
         sites.push(d);
     }
-    for o in &old {
-        let key = o.key();
-        if !new_map.contains_key(&key) {
-            sites.push(SiteDelta {
-                key,
-                status: Status::Vanished,
-                change: Change::new(o.bytes, 0, o.calls, 0),
-            });
-        }
+    for (o, _) in old.iter().zip(&old_paired).filter(|(_, p)| !**p) {
+        sites.push(SiteDelta {
+            key: o.key(),
+            status: Status::Vanished,
+            change: Change::new(o.bytes, 0, o.calls, 0),
+            old_line: None,
+        });
     }
     sites.sort_by(|a, b| {
         a.change
@@ -223,6 +373,7 @@ pub fn diff(old: &[Record], new: &[Record], by: GroupBy, depth: Option<usize>) -
         totals: Change::new(ob, nb, oc, nc),
         counts,
         group_by: by,
+        moves,
     }
 }
 
@@ -269,7 +420,7 @@ mod tests {
             rec(3, 9, "lib/calls.c", "k"),
             rec(64, 1, "net/d.c", "d"),
         ];
-        let d = diff(&old, &new, GroupBy::Subsystem, None);
+        let d = diff(&old, &new, GroupBy::Subsystem, None, Matching::Moved);
         let got: Vec<(&str, Status, i64)> = d
             .sites
             .iter()
@@ -296,5 +447,145 @@ mod tests {
         d2.retain_min_bytes(64);
         assert_eq!(d2.sites.len(), 2);
         assert_eq!(d2.groups.len(), 2);
+        // Nothing moved: the two matchings agree.
+        assert_eq!(d.moves, MoveCounts::none(Matching::Moved));
+        let e = diff(&old, &new, GroupBy::Subsystem, None, Matching::Exact);
+        assert_eq!(e.sites, d.sites);
+        assert_eq!(e.moves, MoveCounts::none(Matching::Exact));
+    }
+
+    fn at(bytes: i64, file: &str, line: u32, module: Option<&str>, func: &str) -> Record {
+        Record {
+            line,
+            module: module.map(Into::into),
+            ..rec(bytes, 1, file, func)
+        }
+    }
+
+    /// (function, line, status, old line, change in bytes) of each row.
+    fn rows(d: &Diff) -> Vec<(&str, u32, Status, Option<u32>, i64)> {
+        d.sites
+            .iter()
+            .map(|s| {
+                let k = &s.key;
+                (
+                    k.func.as_str(),
+                    k.line,
+                    s.status,
+                    s.old_line,
+                    s.change.delta_bytes,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn moved_lines_pair_by_module_file_and_function() {
+        let old = vec![
+            // Unique function, moved 10 -> 14, grew.
+            at(100, "mm/a.c", 10, None, "uniq"),
+            // Unique, moved 20 -> 25, unchanged: paired, no row.
+            at(5, "mm/a.c", 20, None, "still"),
+            // Three sites, all moved by +3: paired in line order.
+            at(1, "mm/b.c", 30, None, "three"),
+            at(2, "mm/b.c", 40, None, "three"),
+            at(3, "mm/b.c", 50, None, "three"),
+            // Two old sites, one new: which is which is unknown.
+            at(7, "mm/c.c", 60, None, "amb"),
+            at(8, "mm/c.c", 70, None, "amb"),
+            // Same file and function in another module: not paired with
+            // the built-in one.
+            at(9, "drivers/d.c", 80, Some("m1"), "probe"),
+            // Exact match beside a moved sibling: only the sibling moves.
+            at(4, "mm/e.c", 90, None, "pair"),
+            at(6, "mm/e.c", 95, None, "pair"),
+            // Renamed file: out of scope, vanished.
+            at(11, "lib/alloc_tag.c", 100, None, "tag"),
+        ];
+        let new = vec![
+            at(150, "mm/a.c", 14, None, "uniq"),
+            at(5, "mm/a.c", 25, None, "still"),
+            at(1, "mm/b.c", 33, None, "three"),
+            at(20, "mm/b.c", 43, None, "three"),
+            at(3, "mm/b.c", 53, None, "three"),
+            at(8, "mm/c.c", 75, None, "amb"),
+            at(9, "drivers/d.c", 81, Some("m2"), "probe"),
+            at(4, "mm/e.c", 90, None, "pair"),
+            at(16, "mm/e.c", 99, None, "pair"),
+            at(11, "mm/alloc_tag.c", 100, None, "tag"),
+        ];
+        let d = diff(&old, &new, GroupBy::Subsystem, None, Matching::Moved);
+        use Status::*;
+        assert_eq!(
+            rows(&d),
+            vec![
+                ("uniq", 14, Grown, Some(10), 50),
+                ("three", 43, Grown, Some(40), 18),
+                // Ties by site: lib/ before mm/, line 80 before 81.
+                ("tag", 100, Vanished, None, -11),
+                ("tag", 100, New, None, 11),
+                ("pair", 99, Grown, Some(95), 10),
+                ("probe", 80, Vanished, None, -9),
+                ("probe", 81, New, None, 9),
+                ("amb", 70, Vanished, None, -8),
+                ("amb", 75, New, None, 8),
+                ("amb", 60, Vanished, None, -7),
+            ]
+        );
+        assert_eq!(
+            d.moves,
+            MoveCounts {
+                matching: Matching::Moved,
+                moved: 6,
+                moved_changed: 3,
+                ambiguous_funcs: 1,
+                ambiguous_old: 2,
+                ambiguous_new: 1,
+            }
+        );
+        assert_eq!(
+            d.counts,
+            StatusCounts {
+                grown: 3,
+                shrunk: 0,
+                new: 3,
+                vanished: 4,
+                same: 0
+            }
+        );
+        assert_eq!(d.sites[0].matched(), Some("moved"));
+        assert_eq!(d.sites[2].matched(), None);
+        // The totals do not depend on the pairing.
+        assert_eq!(d.totals.delta_bytes, 227 - 156);
+
+        // Exact: every moved site is new and vanished.
+        let e = diff(&old, &new, GroupBy::Subsystem, None, Matching::Exact);
+        assert_eq!(
+            (e.counts.grown, e.counts.new, e.counts.vanished),
+            (0, 9, 10)
+        );
+        assert_eq!(e.moves, MoveCounts::none(Matching::Exact));
+        assert_eq!(e.totals, d.totals);
+        assert_eq!(e.groups, d.groups);
+    }
+
+    #[test]
+    fn moved_same_bytes_other_calls_is_same() {
+        let old = vec![rec(64, 1, "mm/a.c", "f")];
+        let mut new = vec![rec(64, 2, "mm/a.c", "f")];
+        new[0].line = 7;
+        let d = diff(&old, &new, GroupBy::Func, None, Matching::Moved);
+        assert_eq!(rows(&d), vec![("f", 7, Status::Same, Some(1), 0)]);
+        assert_eq!(d.sites[0].change.delta_calls, 1);
+        assert_eq!((d.moves.moved, d.moves.moved_changed), (1, 1));
+        assert_eq!(d.sites[0].matched(), Some("moved"));
+        // Paired exactly, the site has no old line.
+        let d = diff(&old, &old, GroupBy::Func, None, Matching::Moved);
+        assert!(d.sites.is_empty());
+        let mut later = old.clone();
+        later[0].bytes = 128;
+        let d = diff(&old, &later, GroupBy::Func, None, Matching::Moved);
+        assert_eq!(rows(&d), vec![("f", 1, Status::Grown, None, 64)]);
+        assert_eq!(d.sites[0].matched(), Some("exact"));
     }
 }

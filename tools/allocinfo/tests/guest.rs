@@ -105,7 +105,7 @@ fn diff_of_two_snapshots_shows_the_page_allocations() {
     assert_eq!(
         site,
         "site,,/root/.cache/allocprof/modbuild/base/modules/allocprof_test.c,117,\
-         allocprof_test,aptest_alloc_pages_3,new,0,655360,655360,0,20,20"
+         allocprof_test,aptest_alloc_pages_3,new,0,655360,655360,0,20,20,,"
     );
     assert_eq!(
         out.lines().filter(|l| l.starts_with("site,")).count(),

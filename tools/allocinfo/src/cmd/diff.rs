@@ -7,7 +7,7 @@ use crate::input::load_file;
 use crate::render::{
     limit, new_table, prom_gauge, site_labels, to_csv, to_json, write_stdout, RenderError,
 };
-use allocinfo::diff::{diff, Change, Diff, GroupDelta, SiteDelta, StatusCounts};
+use allocinfo::diff::{diff, Change, Diff, GroupDelta, MoveCounts, SiteDelta, StatusCounts};
 use allocinfo::group::GroupBy;
 use allocinfo::units::{format_iec, format_iec_signed};
 use anyhow::Result;
@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 pub fn run(a: DiffArgs) -> Result<()> {
     let old = load_file(&a.old, &a.filter)?;
     let new = load_file(&a.new, &a.filter)?;
-    let mut d = diff(&old, &new, a.by, a.depth);
+    let mut d = diff(&old, &new, a.by, a.depth, a.matching);
     if let Some(min) = a.filter.min_bytes {
         d.retain_min_bytes(min);
     }
@@ -35,6 +35,8 @@ struct DiffSiteJson<'a> {
     status: &'static str,
     #[serde(flatten)]
     change: Change,
+    matched: Option<&'static str>,
+    old_line: Option<u32>,
 }
 
 impl<'a> DiffSiteJson<'a> {
@@ -46,6 +48,8 @@ impl<'a> DiffSiteJson<'a> {
             func: &s.key.func,
             status: s.status.as_str(),
             change: s.change,
+            matched: s.matched(),
+            old_line: s.old_line,
         }
     }
 }
@@ -55,6 +59,7 @@ struct DiffJson<'a> {
     group_by: GroupBy,
     totals: &'a Change,
     counts: &'a StatusCounts,
+    matching: &'a MoveCounts,
     sites: Vec<DiffSiteJson<'a>>,
     groups: &'a [GroupDelta],
 }
@@ -76,6 +81,8 @@ struct DiffCsvRow<'a> {
     old_calls: u64,
     new_calls: u64,
     delta_calls: i64,
+    matched: &'static str,
+    old_line: Option<u32>,
 }
 
 impl DiffCsvRow<'_> {
@@ -95,6 +102,8 @@ impl DiffCsvRow<'_> {
             old_calls: c.old_calls,
             new_calls: c.new_calls,
             delta_calls: c.delta_calls,
+            matched: "",
+            old_line: None,
         }
     }
 }
@@ -118,6 +127,15 @@ fn change_cells(c: &Change) -> Vec<String> {
     ]
 }
 
+/// The `Match` cell of a site: `moved OLD→NEW` for a site paired by
+/// module, file and function, else empty.
+fn match_cell(s: &SiteDelta) -> String {
+    match s.old_line {
+        Some(old) => format!("moved {old}→{}", s.key.line),
+        None => String::new(),
+    }
+}
+
 /// Render a [`Diff`] (sites possibly truncated by the caller).
 fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
     match fmt {
@@ -134,12 +152,13 @@ fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
             }
             out.push('\n');
             if !d.sites.is_empty() {
-                let mut t = new_table(
-                    &[
-                        "Change", "Old", "New", "Calls", "Status", "Location", "Module", "Function",
-                    ],
-                    &[0, 1, 2, 3],
-                );
+                // A column of how sites were paired when a row moved.
+                let moved = d.sites.iter().any(|s| s.old_line.is_some());
+                let header = [
+                    "Change", "Old", "New", "Calls", "Status", "Location", "Module", "Function",
+                    "Match",
+                ];
+                let mut t = new_table(&header[..header.len() - usize::from(!moved)], &[0, 1, 2, 3]);
                 for s in &d.sites {
                     let mut row = change_cells(&s.change);
                     row.extend([
@@ -148,6 +167,9 @@ fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
                         s.key.module_label().to_string(),
                         s.key.func.clone(),
                     ]);
+                    if moved {
+                        row.push(match_cell(s));
+                    }
                     t.add_row(row);
                 }
                 let _ = writeln!(out, "{t}");
@@ -168,7 +190,7 @@ fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
                 let _ = writeln!(out, "no changes");
             }
             let tt = &d.totals;
-            let _ = writeln!(
+            let _ = write!(
                 out,
                 "\nTotal: {} -> {} ({}), calls {} -> {} ({})",
                 format_iec(tt.old_bytes),
@@ -178,12 +200,30 @@ fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
                 tt.new_calls,
                 signed(tt.delta_calls)
             );
+            let m = &d.moves;
+            if m.moved > 0 {
+                let _ = write!(
+                    out,
+                    "; {} call sites matched with a moved line ({} changed)",
+                    m.moved, m.moved_changed
+                );
+            }
+            out.push('\n');
+            if m.ambiguous_funcs > 0 {
+                let _ = writeln!(
+                    out,
+                    "Not matched by moved line: {} old and {} new call sites of {} function(s) \
+                     with another number of sites on each side (counted as vanished and new)",
+                    m.ambiguous_old, m.ambiguous_new, m.ambiguous_funcs
+                );
+            }
             Ok(out)
         }
         Format::Json => to_json(&DiffJson {
             group_by: d.group_by,
             totals: &d.totals,
             counts: &d.counts,
+            matching: &d.moves,
             sites: d.sites.iter().map(DiffSiteJson::from).collect(),
             groups: &d.groups,
         }),
@@ -194,6 +234,8 @@ fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
                 module: s.key.module.as_deref().unwrap_or(""),
                 func: &s.key.func,
                 status: s.status.as_str(),
+                matched: s.matched().unwrap_or(""),
+                old_line: s.old_line,
                 ..DiffCsvRow::new("site", &s.change)
             });
             let groups = d.groups.iter().map(|g| DiffCsvRow {
@@ -216,6 +258,8 @@ fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
                     "old_calls",
                     "new_calls",
                     "delta_calls",
+                    "matched",
+                    "old_line",
                 ],
             )
         }
