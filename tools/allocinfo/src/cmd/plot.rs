@@ -9,12 +9,12 @@ use crate::cli::{
 use crate::input::{load_file, Input};
 use allocinfo::group::{group_key, GroupBy};
 use allocinfo::plot::{self, ChartOpts, Line, ValueKind, XAxis};
-use allocinfo::record::Record;
+use allocinfo::record::{Record, SiteKey};
 use allocinfo::snap;
 use anyhow::{bail, Context, Result};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub fn run(a: PlotArgs, verbose: bool) -> Result<()> {
     match a.kind {
@@ -126,19 +126,36 @@ fn plot_series(a: PlotSeriesArgs) -> Result<()> {
             files.len()
         ),
     );
-    let t0_fmt;
-    // Without timestamps: one tick per snapshot, labelled with its file name.
-    let file_names: Vec<String> = files
+    let names: Vec<String> = files
         .iter()
         .map(|f| {
-            let n = f
-                .file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default();
+            f.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    draw_series(&a.chart.out, &opts, &times, &names, &lines)
+}
+
+/// A line chart of `lines` over the captures `names` taken at `times`:
+/// when every capture has a time, the x axis is UTC time; otherwise it has
+/// one tick per capture, labelled with its name.
+pub fn draw_series(
+    out: &Path,
+    opts: &ChartOpts,
+    times: &[Option<DateTime<Utc>>],
+    names: &[String],
+    lines: &[Line],
+) -> Result<()> {
+    let t0_fmt;
+    // Without timestamps: one tick per snapshot, labelled with its file name.
+    let file_names: Vec<String> = names
+        .iter()
+        .map(|n| {
             if n.chars().count() > 24 {
                 format!("{}…", n.chars().take(23).collect::<String>())
             } else {
-                n.into_owned()
+                n.clone()
             }
         })
         .collect();
@@ -175,16 +192,16 @@ fn plot_series(a: PlotSeriesArgs) -> Result<()> {
         }
     } else {
         XAxis {
-            xs: (0..files.len()).map(|i| i as f64).collect(),
+            xs: (0..names.len()).map(|i| i as f64).collect(),
             desc: "snapshot".to_string(),
             fmt: &idx_fmt,
         }
     };
-    plot::line_chart(&a.chart.out, &opts, &x_axis, &lines, ValueKind::Bytes)?;
+    plot::line_chart(out, opts, &x_axis, lines, ValueKind::Bytes)?;
     Ok(())
 }
 
-fn chart_opts(c: &ChartArgs, default_title: String) -> ChartOpts {
+pub fn chart_opts(c: &ChartArgs, default_title: String) -> ChartOpts {
     ChartOpts {
         title: c.title.clone().unwrap_or(default_title),
         width: c.width.max(200),
@@ -193,14 +210,19 @@ fn chart_opts(c: &ChartArgs, default_title: String) -> ChartOpts {
 }
 
 fn site_label(r: &Record) -> String {
-    match &r.module {
-        Some(m) => format!("{} ({}:{}) [{m}]", r.func, r.file, r.line),
-        None => format!("{} ({}:{})", r.func, r.file, r.line),
+    key_label(&r.key())
+}
+
+/// A call site as a chart names it: `func (file:line) [module]`.
+pub fn key_label(k: &SiteKey) -> String {
+    match &k.module {
+        Some(m) => format!("{} ({}:{}) [{m}]", k.func, k.file, k.line),
+        None => format!("{} ({}:{})", k.func, k.file, k.line),
     }
 }
 
 /// Expand directories into their snapshot files.
-fn expand_series_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+pub fn expand_series_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for p in inputs {
         if p.is_dir() {
