@@ -23,6 +23,7 @@ pub mod faults;
 pub mod filter;
 pub mod group;
 pub mod ioctl;
+pub mod leaks;
 pub mod live;
 pub mod nodes;
 pub mod parse;
