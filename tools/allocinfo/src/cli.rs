@@ -4,6 +4,7 @@ use allocinfo::diff::Matching;
 use allocinfo::faults;
 use allocinfo::filter::{validate_glob, Filter};
 use allocinfo::group::GroupBy;
+use allocinfo::leaks::Share;
 use allocinfo::live::Via;
 use allocinfo::record::Record;
 use allocinfo::units::parse_size;
@@ -93,7 +94,27 @@ pub enum Cmd {
     /// failures, allocations asked and knobs (allocprof's debugfs faults file).
     #[command(after_help = EXIT_CODES)]
     Faults(FaultsArgs),
+    /// Leak suspects: call sites ranked by steady growth over a series of captures
+    /// (least-squares slope of bytes over time, R², steps in which they grew).
+    #[command(long_about = LEAKS_ABOUT, after_help = EXIT_CODES)]
+    Leaks(LeaksArgs),
 }
+
+const LEAKS_ABOUT: &str = "\
+Leak suspects: call sites ranked by steady growth over a series of captures of
+/proc/allocinfo (files oldest first, a directory of allocinfo-<timestamp>.txt or
+.compact snapshots, or --live every --interval seconds).
+
+For each call site, its bytes in every capture (0 where it is missing) are fitted
+with a least-squares line over time: the slope is in bytes per second when every
+capture has a time (a snapshot name, or --live), else in bytes per capture. R² is
+how well the line fits (0 for a site whose bytes never change; those are left out).
+
+A call site is a leak SUSPECT when its slope > 0, R² >= --min-r2 (default 0.9) and
+it grew in at least --min-grew (default 2/3) of the steps from one capture to the
+next. Suspects rank first, by slope; the other sites after them, by slope x R² (the
+growth the line explains). So a site that grows and shrinks (a sawtooth, a cache)
+ranks below a steady grower of smaller slope. At least 3 captures are needed.";
 
 /// The choice of call sites by name, shared by all the read commands.
 #[derive(Args, Debug, Clone)]
@@ -140,7 +161,7 @@ pub struct FilterArgs {
     #[arg(long)]
     pub accurate: bool,
     /// Hide rows below B bytes: call sites (top), group totals (group), absolute
-    /// changes (diff), peak values (plot series). Plain integer or IEC suffix:
+    /// changes (diff), peak values (plot series, leaks). Plain integer or IEC suffix:
     /// 4096, 4K, 1M, 2MiB, 1.5G.
     #[arg(long, value_name = "B", value_parser = parse_size_arg)]
     pub min_bytes: Option<i64>,
@@ -268,6 +289,17 @@ pub enum StacksFormat {
     /// JSON (exact integers, every frame).
     Json,
     /// CSV with a header row (exact integers, every frame in one column).
+    Csv,
+}
+
+/// Output format of `leaks`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LeaksFormat {
+    /// Human-readable table with IEC sizes.
+    Table,
+    /// JSON (exact integers, the slope and R² as numbers, every capture's bytes).
+    Json,
+    /// CSV with a header row.
     Csv,
 }
 
@@ -601,6 +633,64 @@ pub struct PlotSeriesArgs {
     /// snapshots (ordered by their names).
     #[arg(value_name = "FILE|DIR", required = true, num_args = 1..)]
     pub files: Vec<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct LeaksArgs {
+    /// Number of call sites to show (0 = all whose bytes changed).
+    #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 10)]
+    pub n: usize,
+    /// A suspect's least-squares fit must have R² of at least R (0 to 1).
+    #[arg(long, value_name = "R", default_value = "0.9", value_parser = parse_ratio)]
+    pub min_r2: f64,
+    /// A suspect must have grown in at least this share of the steps between captures:
+    /// a fraction (2/3) or a decimal (0.75).
+    #[arg(long, value_name = "SHARE", default_value = "2/3", value_parser = Share::parse)]
+    pub min_grew: Share,
+    /// allocprof's ages file (format of `allocinfo ages`): show the oldest live
+    /// allocations of the call sites it has (those with the a flag).
+    #[arg(long, value_name = "FILE")]
+    pub ages: Option<String>,
+    /// Draw the bytes of the call sites shown (at most 20) over the captures as an SVG
+    /// line chart.
+    #[arg(long, value_name = "OUT.svg")]
+    pub plot: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = LeaksFormat::Table)]
+    pub format: LeaksFormat,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    #[command(flatten)]
+    pub live: LiveArgs,
+    /// With --live: seconds between captures (at least 1) [default: 60].
+    #[arg(long, value_name = "S", value_parser = parse_interval)]
+    pub interval: Option<f64>,
+    /// With --live: the number of captures (at least 3) [default: 10].
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub count: Option<usize>,
+    /// Captures, oldest first (text or compact form), or directories of
+    /// `allocinfo-<timestamp>.txt`/`.compact` snapshots (ordered by their names).
+    #[arg(value_name = "FILE|DIR")]
+    pub input: Vec<PathBuf>,
+}
+
+/// A number from 0 to 1.
+fn parse_ratio(s: &str) -> std::result::Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("invalid value {s:?} (a number from 0 to 1)")),
+    }
+}
+
+/// The number of captures of `leaks --live`: at least 3.
+fn parse_count(s: &str) -> std::result::Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 3 => Ok(n),
+        Ok(n) => Err(format!(
+            "{n} captures are too few: a trend needs at least 3"
+        )),
+        Err(_) => Err(format!("invalid number {s:?}")),
+    }
 }
 
 /// An invalid combination of arguments found after parsing: exit status 2.

@@ -51,5 +51,6 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Ages(a) => cmd::ages::run(a, v),
         Cmd::Nodes(a) => cmd::nodes::run(a, v),
         Cmd::Faults(a) => cmd::faults::run(a),
+        Cmd::Leaks(a) => cmd::leaks::run(a, v),
     }
 }

@@ -861,6 +861,7 @@ fn every_command_has_help_with_exit_codes() {
         vec!["ages"],
         vec!["nodes"],
         vec!["faults"],
+        vec!["leaks"],
     ] {
         let mut args = cmd.clone();
         args.push("--help");

@@ -4,6 +4,7 @@ pub mod ages;
 pub mod diff;
 pub mod faults;
 pub mod group;
+pub mod leaks;
 pub mod nodes;
 pub mod parts;
 pub mod plot;
