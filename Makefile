@@ -1,7 +1,8 @@
 # allocprof: memory-allocation profiling for Linux as a Rust-for-Linux
 # out-of-tree module.
 #
-#   make demo     boot the guest, load allocprof, show the top of /proc/allocinfo
+#   make demo     boot the guest counting from boot (alloc_tag.record=1), load
+#                 allocprof, show the top of /proc/allocinfo
 #   make check    run every test (host + kselftests in the guest)
 #   make soak     make check's kselftests with the long reliability storm
 #                 (1000 load/unload cycles on base and on debug; slow)
@@ -239,7 +240,7 @@ lint-host:
 	done
 
 demo: initramfs
-	@qemu/run --flavour $(KFLAVOUR) --add scripts/demo.sh -- sh /root/demo.sh
+	@qemu/run --flavour $(KFLAVOUR) --append alloc_tag.record=1 --add scripts/demo.sh -- sh /root/demo.sh
 
 # CHECK_DISTRO=1 (CI's .ci/run) adds make distro-check, its checks counted
 # with the others.
