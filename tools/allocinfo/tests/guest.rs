@@ -4,6 +4,9 @@
 //! were taken after the same allocations of the test module: 40 ×
 //! `kmalloc(100)` (a), then 20 × `alloc_pages(order 3)` more (b).
 //!
+//! `diff --match moved` across kernels: the same capture a on Linux 7.3's
+//! built-in profiler (`scripts/capture-fixtures 7.3`).
+//!
 //! `leaks` on a real series (`scripts/capture-fixtures series`): eight
 //! captures of allocprof while the test module leaks at a known rate
 //! beside a sawtooth and a site that grew once.
@@ -310,5 +313,161 @@ fn leaks_ranks_the_test_modules_leak_first_on_a_real_series() {
     assert!(
         rows[5].ends_with("┆ allocprof_test ┆ aptest_kmalloc_100 │"),
         "{table}"
+    );
+}
+
+/// A site of a diff's JSON answer: (status, matched, old line, line, old
+/// bytes, new bytes, old calls, new calls).
+type DiffSite = (String, Option<String>, Option<u64>, u64, i64, i64, u64, u64);
+
+fn diff_site(s: &serde_json::Value) -> DiffSite {
+    (
+        s["status"].as_str().unwrap().to_string(),
+        s["matched"].as_str().map(str::to_string),
+        s["old_line"].as_u64(),
+        s["line"].as_u64().unwrap(),
+        s["old_bytes"].as_i64().unwrap(),
+        s["new_bytes"].as_i64().unwrap(),
+        s["old_calls"].as_u64().unwrap(),
+        s["new_calls"].as_u64().unwrap(),
+    )
+}
+
+/// The call sites (file, line, module, function) of a capture.
+fn site_keys(name: &str) -> std::collections::BTreeSet<String> {
+    let text = std::fs::read_to_string(fixture(name)).unwrap();
+    let parsed = parse_str(&text);
+    assert!(parsed.issues.is_empty(), "{name}: {:?}", parsed.issues);
+    parsed.records.iter().map(|r| r.key().to_string()).collect()
+}
+
+/// `diff --match moved` across kernels: upstream's profiler on 6.12.117
+/// and on 7.3.4 (`scripts/capture-fixtures 7.3`), after the same 40 ×
+/// `kmalloc(100)` of the test module (capture a).
+#[test]
+fn diff_across_kernels_pairs_the_sites_whose_lines_moved() {
+    const OLD: &str = "guest-upstream-6.12.117-a.txt";
+    const NEW: &str = "guest-upstream-7.3.4-a.txt";
+    let (old_keys, new_keys) = (site_keys(OLD), site_keys(NEW));
+    assert_eq!((old_keys.len(), new_keys.len()), (256, 380));
+    let exact = old_keys.intersection(&new_keys).count();
+    assert_eq!(exact, 50);
+
+    let v: serde_json::Value = serde_json::from_str(&ok(&[
+        "diff",
+        "--format",
+        "json",
+        &fixture(OLD),
+        &fixture(NEW),
+    ]))
+    .unwrap();
+    assert_eq!(
+        v["counts"],
+        serde_json::json!({"grown": 68, "shrunk": 15, "new": 157, "vanished": 33, "same": 0})
+    );
+    assert_eq!(
+        v["matching"],
+        serde_json::json!({"mode": "moved", "moved": 173, "moved_changed": 69,
+                           "ambiguous_funcs": 6, "ambiguous_old": 13, "ambiguous_new": 26})
+    );
+    // Every site of each capture is matched exactly, matched as moved, or
+    // vanished (old) / new (new): 50 + 173 + 33 = 256, 50 + 173 + 157 = 380.
+    assert_eq!(exact + 173 + 33, old_keys.len());
+    assert_eq!(exact + 173 + 157, new_keys.len());
+    // The tool's own count of the sites matched exactly: with --match
+    // exact, all but those 50 are vanished or new.
+    let e: serde_json::Value = serde_json::from_str(&ok(&[
+        "diff",
+        "--match",
+        "exact",
+        "--format",
+        "json",
+        &fixture(OLD),
+        &fixture(NEW),
+    ]))
+    .unwrap();
+    assert_eq!(
+        (e["counts"]["vanished"].clone(), e["counts"]["new"].clone()),
+        ((256 - 50).into(), (380 - 50).into())
+    );
+    let sites = v["sites"].as_array().unwrap();
+    let rows = |func: &str| -> Vec<DiffSite> {
+        sites
+            .iter()
+            .filter(|s| s["func"] == func)
+            .map(diff_site)
+            .collect()
+    };
+    // copy_signal()'s one allocation, `sig = kmem_cache_zalloc(signal_cachep,
+    // GFP_KERNEL);`, is kernel/fork.c:1891 in the pristine 6.12.117 tree
+    // (~/.cache/allocprof/src/pristine-6.12.117-1_deb12u1) and 1763 in
+    // 7.3.4's (pristine-7.3.4-1_bpo13+1), the only allocation of the
+    // function in both: the line moved, 128 lines up.
+    assert_eq!(
+        rows("copy_signal"),
+        [(
+            "grown".to_string(),
+            Some("moved".to_string()),
+            Some(1891),
+            1763,
+            28416,
+            37632,
+            37,
+            49
+        )]
+    );
+    // The test module's site is not paired: 6.12 names an external
+    // module's file by its absolute path, 7.3 relative to the module's
+    // directory (7.3's Makefile: -fmacro-prefix-map=$(srcroot)/=), and
+    // pairing takes the file as it is.  Its figures are the same on both
+    // kernels: 40 × 128 bytes.
+    for name in [OLD, NEW] {
+        assert_eq!(
+            test_sites(name),
+            vec![("aptest_kmalloc_100".to_string(), 40 * 128, 40)],
+            "{name}"
+        );
+    }
+    let test_rows: Vec<(String, String, DiffSite)> = sites
+        .iter()
+        .filter(|s| s["module"] == "allocprof_test")
+        .map(|s| {
+            (
+                s["file"].as_str().unwrap().to_string(),
+                s["func"].as_str().unwrap().to_string(),
+                diff_site(s),
+            )
+        })
+        .collect();
+    assert_eq!(
+        test_rows,
+        [
+            (
+                "/root/.cache/allocprof/modbuild/upstream/modules/allocprof_test.c".to_string(),
+                "aptest_kmalloc_100".to_string(),
+                ("vanished".to_string(), None, None, 82, 5120, 0, 40, 0)
+            ),
+            (
+                "modules/allocprof_test.c".to_string(),
+                "aptest_kmalloc_100".to_string(),
+                ("new".to_string(), None, None, 152, 0, 5120, 0, 40)
+            ),
+        ]
+    );
+    // By function, the test module did not change.
+    let out = ok(&[
+        "diff",
+        "--by",
+        "func",
+        "--module",
+        "allocprof_test",
+        &fixture(OLD),
+        &fixture(NEW),
+    ]);
+    assert!(
+        out.ends_with(
+            "By func:\nno changes\n\nTotal: 5.0 KiB -> 5.0 KiB (0 B), calls 40 -> 40 (0)\n"
+        ),
+        "{out}"
     );
 }
