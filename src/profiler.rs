@@ -447,13 +447,9 @@ impl<C: Checks> Backend for Hooks<C> {
     }
 
     fn page_free(p: &Profiler, pfn: Pfn, order: u32, tag: Tag<'_>) {
-        let word = tag.word();
-        if let Some((id, _)) = SiteId::controlled(word) {
-            let bytes = page::bytes(order);
-            p.sub_call(id, bytes);
-            if word & KEYED_BIT != 0 {
-                p.watch_free(Key::Pages(pfn, order), bytes);
-            }
+        let bytes = page::bytes(order);
+        if !p.sub_plain(tag.word(), bytes) {
+            Profiler::free_controlled(tag.word(), Key::Pages(pfn, order), bytes, p);
         }
     }
 
@@ -498,12 +494,9 @@ impl<C: Checks> Backend for Hooks<C> {
     }
 
     fn obj_free(p: &Profiler, obj: ObjRef<'_>, tag: Tag<'_>, size: usize) {
-        let word = tag.word();
-        if let Some((id, _)) = SiteId::controlled(word) {
-            p.sub_call(id, size as u64);
-            if word & KEYED_BIT != 0 {
-                p.watch_free(Key::Object(obj.addr()), size as u64);
-            }
+        let bytes = size as u64;
+        if !p.sub_plain(tag.word(), bytes) {
+            Profiler::free_controlled(tag.word(), Key::Object(obj.addr()), bytes, p);
         }
     }
 
@@ -713,14 +706,29 @@ impl Profiler {
         true
     }
 
-    /// 7.3: the free of `bytes` at `key`, of a call site that may have
-    /// watched it: the watched allocation, if it is one, loses them and a
-    /// call.
+    /// 7.3: the common free, of a call site without flags that has
+    /// counters: it loses `bytes` and a call.  False for any other.
+    #[cfg(allocprof_tags)]
+    #[inline(always)]
+    fn sub_plain(&self, word: u64, bytes: u64) -> bool {
+        SiteId::plain(word).is_some_and(|id| self.counters.sub_call(id, bytes))
+    }
+
+    /// 7.3: a free of `bytes` at `key` that is not the common one
+    /// ([`Profiler::sub_plain`]): of a call site with flags, whose watched
+    /// allocation, if `key` is one, loses them and a call too, or of an
+    /// id without counters.  Out of line, so that the frees' common path
+    /// needs no stack frame.
     #[cfg(allocprof_tags)]
     #[cold]
     #[inline(never)]
-    fn watch_free(&self, key: Key, bytes: u64) {
-        self.watch.adjust_at(key, bytes.wrapping_neg(), u64::MAX);
+    fn free_controlled(word: u64, key: Key, bytes: u64, p: &Profiler) {
+        if let Some((id, _)) = SiteId::controlled(word) {
+            p.sub_call(id, bytes);
+            if word & KEYED_BIT != 0 {
+                p.watch.adjust_at(key, bytes.wrapping_neg(), u64::MAX);
+            }
+        }
     }
 
     /// `flags`, read from the word of `tag` (call site `site`), once
