@@ -19,6 +19,7 @@
 
 use kernel::{c_str, prelude::*, sync::Arc};
 
+mod churn;
 mod control;
 mod counters;
 mod debug;
@@ -173,6 +174,7 @@ fn debugfs_files(
     dir.add::<reports::Ages>(c_str!("ages"), 0o400, module)?;
     dir.add::<reports::Nodes>(c_str!("nodes"), 0o400, module)?;
     dir.add::<reports::Faults>(c_str!("faults"), 0o400, module)?;
+    dir.add::<reports::Churn>(c_str!("churn"), 0o400, module)?;
     Ok(dir)
 }
 

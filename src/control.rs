@@ -29,6 +29,7 @@
 use core::fmt::Write;
 use kernel::{error::Result, prelude::*};
 
+use crate::churn::CHURN_SITES;
 use crate::faults::FAULT_SITES;
 use crate::ids::Flags;
 use crate::profiler::Profiler;
@@ -160,15 +161,17 @@ fn apply(r: &Registration<Profiler>, queries: &[Query<'_>]) -> Result {
     let mut sites = p.sites();
     let mut watching = false;
     let mut failing = 0usize;
+    let mut churning = 0usize;
     let mut own = (0usize, None);
     for (id, tag) in sites.tags() {
         let site = tag.site();
-        let (new, knobs) = final_flags(queries, &site, p.flags_of(id, tag));
+        let (new, given) = final_flags(queries, &site, p.flags_of(id, tag));
         watching |= new.watched();
         failing += usize::from(new.contains(Flags::FAIL));
+        churning += usize::from(new.contains(Flags::CHURN));
         // A command gives `f` (and its knobs) to a call site it leaves
         // with `f`.
-        if knobs.is_some() && new.contains(Flags::FAIL) && site.module == Some(OWN_MODULE) {
+        if given.knobs.is_some() && new.contains(Flags::FAIL) && site.module == Some(OWN_MODULE) {
             own = (own.0 + 1, own.1.or(Some(id)));
         }
         task::cond_resched();
@@ -192,21 +195,31 @@ fn apply(r: &Registration<Profiler>, queries: &[Query<'_>]) -> Result {
         );
         return Err(ENOSPC);
     }
+    if churning > CHURN_SITES {
+        pr_err!(
+            "control: {} call sites would have c, at most {} can\n",
+            churning,
+            CHURN_SITES
+        );
+        return Err(ENOSPC);
+    }
     if watching {
         p.prepare_watch()?;
     }
     let mut result = Ok(());
     for (id, tag) in sites.tags() {
         let old = p.flags_of(id, tag);
-        let (new, knobs) = final_flags(queries, &tag.site(), old);
-        if new != old || knobs.is_some() {
-            // There is room for every call site with `f` (counted above).
-            if let Err(e) = p.set_flags(id, tag, old, new, knobs) {
+        let (new, given) = final_flags(queries, &tag.site(), old);
+        if new != old || given.any() {
+            // There is room for every call site with `f` or `c` (counted
+            // above).
+            if let Err(e) = p.set_flags(id, tag, old, new, given) {
                 result = Err(e);
             }
         }
         task::cond_resched();
     }
+    p.start_churn();
     drop(sites);
     r.fail(p.wants_failures());
     result

@@ -166,10 +166,11 @@ impl IdSet {
 
 /// A call site's flags in the control file (`control.rs`): `p`
 /// (profile: its allocations are counted), `s` (their call chains are
-/// kept), `a` (their ages are kept), `n` (its pages are kept by node) and
-/// `f` (its allocations may be failed).  Kept in the tag's word above the
-/// id, as bits that are all clear for the default, `p` alone, so the hot
-/// path sees a plain id (see [`SiteId::plain`]).
+/// kept), `a` (their ages are kept), `n` (its pages are kept by node),
+/// `f` (its allocations may be failed) and `c` (its allocations are
+/// counted since the flag was set: `churn.rs`).  Kept in the tag's word
+/// above the id, as bits that are all clear for the default, `p` alone, so
+/// the hot path sees a plain id (see [`SiteId::plain`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Flags(u8);
 
@@ -189,16 +190,20 @@ impl Flags {
     /// went away); the first hook that sees it settles its flags
     /// (`Profiler::settle`).  Never shown: settled before any listing.
     pub(crate) const UNSETTLED: Flags = Flags(32);
+    /// Its allocations since the flag was set are counted (`churn.rs`); its
+    /// entry of the churn table is in the word too ([`churn_slot`]).
+    pub(crate) const CHURN: Flags = Flags(64);
     /// Every flag, in the order the control file prints them.
-    pub(crate) const ALL: [(Flags, u8); 5] = [
+    pub(crate) const ALL: [(Flags, u8); 6] = [
         (Self::PROFILE, b'p'),
         (Self::STACKS, b's'),
         (Self::AGES, b'a'),
         (Self::NODES, b'n'),
         (Self::FAIL, b'f'),
+        (Self::CHURN, b'c'),
     ];
     /// The bits of all flags, [`Flags::UNSETTLED`] included.
-    const MASK: u8 = 63;
+    const MASK: u8 = 127;
     /// A call site's flags until the control file changes them.
     pub(crate) const DEFAULT: Flags = Self::PROFILE;
     const WORD_SHIFT: u32 = 16;
@@ -234,6 +239,30 @@ impl Flags {
     }
 }
 
+/// Where a call site with `c` has its entry of the churn table
+/// (`churn.rs`): bits 32 to 39 of its tag's word, above the flags (and
+/// 7.3's [`KEYED_BIT`]), so that the hook of an allocation there finds it
+/// in the word it read anyway.  Meaningful only while the word has `c`.
+const CHURN_SHIFT: u32 = 32;
+/// The churn table's entries the word can name.
+pub(crate) const CHURN_SLOTS: usize = 256;
+const CHURN_SLOT_MASK: u64 = (CHURN_SLOTS as u64 - 1) << CHURN_SHIFT;
+
+// The entry's bits are none of the id's and the flags'.
+const _: () =
+    assert!(CHURN_SLOT_MASK & (((Flags::MASK as u64) << Flags::WORD_SHIFT) | 0xffff) == 0);
+
+/// The churn table's entry named in `word` (a tag's word with `c`).
+#[inline(always)]
+pub(crate) fn churn_slot(word: u64) -> usize {
+    ((word & CHURN_SLOT_MASK) >> CHURN_SHIFT) as usize
+}
+
+/// `word` naming the churn table's entry `slot` (below [`CHURN_SLOTS`]).
+pub(crate) fn with_churn_slot(word: u64, slot: usize) -> u64 {
+    (word & !CHURN_SLOT_MASK) | ((slot as u64) << CHURN_SHIFT & CHURN_SLOT_MASK)
+}
+
 /// 7.3: a bit of a tag's word above the flags, set with the first `s`, `a`
 /// or `n` its call site gets and kept from then on (`Profiler::set_flags`):
 /// its allocations may be watched, so its frees look for them in the watch
@@ -244,6 +273,8 @@ pub(crate) const KEYED_BIT: u64 = 1 << 24;
 
 #[cfg(allocprof_tags)]
 const _: () = assert!(KEYED_BIT > (Flags::MASK as u64) << Flags::WORD_SHIFT);
+#[cfg(allocprof_tags)]
+const _: () = assert!(KEYED_BIT & CHURN_SLOT_MASK == 0);
 
 // `f` in a tag's word (`pf`: `p` is the default, so its bit is clear) is
 // the bit the kernel tests to know whether to ask for a failure.

@@ -3,9 +3,11 @@
 //! `/proc/allocinfo`, in upstream's format: version 1.0 or 2.0, the
 //! kernel's own by default (`KERNEL_FORMAT_V2`: 1.0 on 6.12, 2.0 on 7.3),
 //! the other with `allocinfo_format=`.  Version 2.0 marks the
-//! call sites whose figures miss some allocations with `accurate:no` and
+//! call sites whose figures miss some allocations with `accurate:no`,
 //! gives a call site with the `n` flag its watched pages by node,
-//! `node:N=BYTES/CALLS` a node (`control.rs`):
+//! `node:N=BYTES/CALLS` a node (`control.rs`), and one with `c` its
+//! allocations and frees since it got it, `allocated:BYTES/CALLS
+//! freed:BYTES/CALLS` (`churn.rs`):
 //!
 //! ```text
 //! allocinfo - version: 1.0
@@ -265,7 +267,23 @@ fn show_line(out: &mut SeqFile, p: &Profiler, id: SiteId, format: Format) {
     if format == Format::V2 && site.flags().is_some_and(|f| f.contains(Flags::NODES)) {
         write_nodes(out, p, id);
     }
+    if format == Format::V2 && site.flags().is_some_and(|f| f.contains(Flags::CHURN)) {
+        write_churn(out, p, id);
+    }
     out.write(b" \n");
+}
+
+/// ` allocated:BYTES/CALLS freed:BYTES/CALLS`: the churn of `id` since it
+/// got `c` (`churn.rs`).
+fn write_churn(out: &mut SeqFile, p: &Profiler, id: SiteId) {
+    use core::fmt::Write;
+    if let Some(row) = p.churn_row(id) {
+        let _ = write!(
+            out,
+            " allocated:{}/{} freed:{}/{}",
+            row.alloc_bytes, row.allocs, row.free_bytes, row.frees
+        );
+    }
 }
 
 /// ` node:N=BYTES/CALLS` for each node with watched pages of `id`.

@@ -16,16 +16,17 @@ use core::{
 
 use kernel::{prelude::*, ThisModule};
 
+use crate::churn::{Churn, Row as ChurnRow};
 use crate::counters::Counters;
 use crate::debug::{report, Report, Reports};
-use crate::faults::{Entry as FaultEntry, Faults, Knobs};
+use crate::faults::{Entry as FaultEntry, Faults};
 #[cfg(not(allocprof_tags))]
 use crate::ids::page_reference_id;
 #[cfg(allocprof_tags)]
 use crate::ids::KEYED_BIT;
-use crate::ids::{Flags, SiteId};
+use crate::ids::{churn_slot, with_churn_slot, Flags, SiteId};
 use crate::page::{self, PageRefs};
-use crate::query::{final_flags, LoadCommands, Query, OWN_MODULE};
+use crate::query::{final_flags, Given, LoadCommands, Query, OWN_MODULE};
 use crate::showmem;
 #[cfg(not(allocprof_tags))]
 use crate::sys::backend::ObjSlot;
@@ -37,6 +38,7 @@ use crate::sys::{
     debugfs::writes_locked_down,
     mm::{NodeId, Pfn},
     sync::TryMutex,
+    task::synchronize_rcu,
 };
 use crate::tags::{Inaccurate, Registry, Sites};
 #[cfg(allocprof_tags)]
@@ -73,6 +75,9 @@ pub(crate) struct Profiler {
     /// The call sites with `f` (`faults.rs`).
     #[pin]
     faults: Faults,
+    /// The call sites with `c` (`churn.rs`).
+    #[pin]
+    churn: Churn,
     /// The commands of `control=`, applied to each module that loads
     /// (`Profiler::apply_load_commands`) and to each Rust line of the
     /// kernel's pool when a hook first sees it (`Profiler::settle`): set
@@ -102,6 +107,7 @@ impl Profiler {
         #[cfg(not(allocprof_tags))]
         let pages = PageRefs::new(sys::mm::max_pfn())?;
         let faults = Faults::new()?;
+        let churn = Churn::new()?;
         let load = LoadCommands::new(load_commands)?;
         let registry = Registry::new()?;
         let inaccurate = Inaccurate::new()?;
@@ -116,6 +122,7 @@ impl Profiler {
                 watch <- watch,
                 registry <- crate::new_try_mutex!(registry, "allocprof_registry"),
                 faults <- faults,
+                churn <- churn,
                 load,
                 load_locked_down: AtomicBool::new(false),
                 reports: Reports::new(module),
@@ -267,6 +274,30 @@ impl Profiler {
     pub(crate) fn fault_rows(&self) -> Result<KVec<FaultEntry>> {
         self.faults.rows()
     }
+
+    /// The `churn` report's rows: the call sites with `c`, by id.  The
+    /// caller holds the registry ([`Profiler::sites`]), as readers of the
+    /// counters do.
+    pub(crate) fn churn_rows(&self) -> Result<KVec<ChurnRow>> {
+        self.churn.rows(|id| self.counters.read(id))
+    }
+
+    /// The churn of call site `id`, if it has `c`: `/proc/allocinfo`'s
+    /// `allocated:` and `freed:` fields.  The caller holds the registry.
+    pub(crate) fn churn_row(&self, id: SiteId) -> Option<ChurnRow> {
+        self.churn.site_row(id, |id| self.counters.read(id))
+    }
+
+    /// Starts the counting of the call sites that got `c` from a control
+    /// write (`Churn::start_pending`), once every hook that read their
+    /// words before has returned.  Process context; the caller holds the
+    /// registry.
+    pub(crate) fn start_churn(&self) {
+        if self.churn.pending() {
+            synchronize_rcu();
+            self.churn.start_pending(|id| self.counters.read(id));
+        }
+    }
 }
 
 /// A generation for a new profiler: the kernel's next, skipping 0 when its
@@ -349,7 +380,15 @@ impl<C: Checks> Backend for Hooks<C> {
 
     fn page_split(p: &Profiler, pfn: Pfn, old_order: u32, new_order: u32) {
         if let Some((id, calls)) = p.pages.split(pfn, old_order, new_order) {
-            p.add(id, 0, calls);
+            // The new pieces are allocations of a call site with `c`.
+            let site = if p.counters.add(id, 0, calls) {
+                Some(id)
+            } else {
+                p.count_watched(id, 0, calls)
+            };
+            if let Some(site) = site {
+                p.churn.split(site, calls);
+            }
         }
     }
 
@@ -455,11 +494,15 @@ impl<C: Checks> Backend for Hooks<C> {
 
     fn page_split(p: &Profiler, pfn: Pfn, old_order: u32, new_order: u32, tag: Tag<'_>) {
         let word = tag.word();
-        if let Some((id, _)) = SiteId::controlled(word) {
+        if let Some((id, flags)) = SiteId::controlled(word) {
             let calls = (1u64 << (old_order - new_order)) - 1;
             p.add(id, 0, calls);
             if word & KEYED_BIT != 0 {
                 p.watch.adjust_at(Key::Pages(pfn, old_order), 0, calls);
+            }
+            // The new pieces are allocations of a call site with `c`.
+            if flags.contains(Flags::CHURN) {
+                p.churn.pieces(churn_slot(word), calls);
             }
         }
     }
@@ -529,7 +572,10 @@ impl Profiler {
     /// A module's section goes away, with its call sites' fault entries.
     fn del_section(&self, section: TagSection) {
         let mut registry = self.registry.lock();
-        registry.for_each_tag_of(section.owner(), |id, _| self.faults.remove(id));
+        registry.for_each_tag_of(section.owner(), |id, _| {
+            self.faults.remove(id);
+            self.churn.remove(id);
+        });
         registry.remove(section, &self.counters, &self.inaccurate)
     }
 
@@ -611,14 +657,13 @@ impl Profiler {
     }
 
     /// `id` has no counters: if it is a watch id, the change is its
-    /// watched allocation's, and its call site's.
+    /// watched allocation's, and its call site's, which it returns.
     #[cold]
     #[inline(never)]
-    fn count_watched(&self, id: SiteId, bytes: u64, calls: u64) {
-        let site = WatchId::of(id).and_then(|w| self.watch.adjust(w, bytes, calls));
-        if let Some(site) = site {
-            self.counters.add(site, bytes, calls);
-        }
+    fn count_watched(&self, id: SiteId, bytes: u64, calls: u64) -> Option<SiteId> {
+        let site = WatchId::of(id).and_then(|w| self.watch.adjust(w, bytes, calls))?;
+        self.counters.add(site, bytes, calls);
+        Some(site)
     }
 
     /// Pages allocated at a call site whose tag's word has flags other than
@@ -629,10 +674,9 @@ impl Profiler {
     #[cold]
     #[inline(never)]
     fn count_page_alloc_controlled(pfn: Pfn, order: u32, tag: Tag<'_>, p: &Profiler) {
-        let Some((site, flags)) = SiteId::controlled(tag.word()) else {
+        let Some((site, flags, word)) = p.settled_word(tag) else {
             return;
         };
-        let flags = p.settled(site, tag, flags);
         if !flags.contains(Flags::PROFILE) {
             return;
         }
@@ -646,6 +690,7 @@ impl Profiler {
             p.pages.set(pfn, w.as_site_id());
         }
         p.counters.add_call(site, bytes);
+        p.count_churn(flags, word, bytes);
     }
 
     /// An object allocated at a call site whose tag's word has flags other
@@ -661,12 +706,9 @@ impl Profiler {
         p: &Profiler,
     ) {
         let site = tag
-            .and_then(|t| {
-                let (site, flags) = SiteId::controlled(t.word())?;
-                Some((site, p.settled(site, t, flags)))
-            })
-            .filter(|(_, f)| f.contains(Flags::PROFILE));
-        let Some((site, flags)) = site else {
+            .and_then(|t| p.settled_word(t))
+            .filter(|(_, f, _)| f.contains(Flags::PROFILE));
+        let Some((site, flags, word)) = site else {
             slot.set(0);
             return;
         };
@@ -676,6 +718,7 @@ impl Profiler {
             .map_or(site, WatchId::as_site_id);
         slot.set(id.get());
         p.counters.add_call(site, size as u64);
+        p.count_churn(flags, word, size as u64);
     }
 
     /// An allocation of `bytes` at `key`, with `gfp`, at a call site whose
@@ -688,10 +731,9 @@ impl Profiler {
     #[cold]
     #[inline(never)]
     fn count_alloc_controlled(tag: Tag<'_>, bytes: u64, key: Key, gfp: Gfp, p: &Profiler) -> bool {
-        let Some((site, flags)) = SiteId::controlled(tag.word()) else {
+        let Some((site, flags, word)) = p.settled_word(tag) else {
             return false;
         };
-        let flags = p.settled(site, tag, flags);
         if !flags.contains(Flags::PROFILE) {
             return false;
         }
@@ -703,6 +745,7 @@ impl Profiler {
             p.watch.track_at(key, site, flags, bytes, node, gfp);
         }
         p.counters.add_call(site, bytes);
+        p.count_churn(flags, word, bytes);
         true
     }
 
@@ -728,6 +771,35 @@ impl Profiler {
             if word & KEYED_BIT != 0 {
                 p.watch.adjust_at(key, bytes.wrapping_neg(), u64::MAX);
             }
+        }
+    }
+
+    /// The call site of `tag`, its flags and its word, if it has an id:
+    /// once settled if it was [`Flags::UNSETTLED`] (its word read again).
+    #[inline(always)]
+    fn settled_word(&self, tag: Tag<'_>) -> Option<(SiteId, Flags, u64)> {
+        let word = tag.word();
+        let (site, flags) = SiteId::controlled(word)?;
+        if !flags.contains(Flags::UNSETTLED) {
+            return Some((site, flags, word));
+        }
+        let flags = self.settle(site, tag);
+        let word = tag.word();
+        // `c` and its entry as the word has them now.
+        let flags = if Flags::of_word(word).contains(Flags::CHURN) {
+            flags.with(Flags::CHURN)
+        } else {
+            flags.without(Flags::CHURN)
+        };
+        Some((site, flags, word))
+    }
+
+    /// A counted allocation of `bytes` at a call site with `flags` and
+    /// `word`: one more for its churn if it has `c`.
+    #[inline(always)]
+    fn count_churn(&self, flags: Flags, word: u64, bytes: u64) {
+        if flags.contains(Flags::CHURN) {
+            self.churn.count(churn_slot(word), bytes);
         }
     }
 
@@ -759,25 +831,45 @@ impl Profiler {
             return flags;
         }
         let site = tag.site();
-        let (mut new, knobs) = if self.load_locked_down.load(Ordering::Relaxed) {
-            (Flags::DEFAULT, None)
+        let (mut new, given) = if self.load_locked_down.load(Ordering::Relaxed) {
+            (Flags::DEFAULT, Given::NONE)
         } else {
             final_flags(self.load.queries(), &site, Flags::DEFAULT)
         };
         if new.contains(Flags::FAIL) {
             let given = site.module != Some(OWN_MODULE)
-                && knobs.is_some_and(|k| self.faults.set(id, k).is_ok());
+                && given.knobs.is_some_and(|k| self.faults.set(id, k).is_ok());
             if !given {
                 new = new.without(Flags::FAIL);
             }
         }
+        let mut new_word = keyed(id.word(new), word);
+        if new.contains(Flags::CHURN) {
+            match self.churn.take(id) {
+                Ok(slot) => new_word = with_churn_slot(new_word, slot),
+                Err(_) => {
+                    new = new.without(Flags::CHURN);
+                    new_word = keyed(id.word(new), word);
+                }
+            }
+        }
         self.mark_unprofiled(id, new);
-        match tag.replace_word(word, keyed(id.word(new), word)) {
-            Ok(()) => new,
+        match tag.replace_word(word, new_word) {
+            Ok(()) => {
+                // No hook counted for the line with `c` before this one
+                // (they all settle it first): its start is now.
+                if new.contains(Flags::CHURN) {
+                    self.churn.start_pending(|id| self.counters.read(id));
+                }
+                new
+            }
             Err(now) => {
                 let now = Flags::of_word(now);
                 if new.contains(Flags::FAIL) && !now.contains(Flags::FAIL) {
                     self.faults.remove(id);
+                }
+                if new.contains(Flags::CHURN) && !now.contains(Flags::CHURN) {
+                    self.churn.remove(id);
                 }
                 now
             }
@@ -810,26 +902,41 @@ impl Profiler {
     // modules that load later.
 
     /// Gives call site `id` (tag `tag`, with `old` flags) the flags `new`,
-    /// and `knobs` if `new` has `f`.  `ENOSPC` if it gets `f` and the fault
-    /// table is full (the control file checks for room first).  Callers
-    /// hold the registry lock; the watch tables are ready if `new` watches.
+    /// and `given`'s knobs if `new` has `f`; its churn starts again if it
+    /// gets `c` (it had not, or a command gave it again), once the caller
+    /// calls [`Profiler::start_churn`].  `ENOSPC` if it gets `f` or `c` and
+    /// that table is full (the control file checks for room first).
+    /// Callers hold the registry lock; the watch tables are ready if `new`
+    /// watches.
     pub(crate) fn set_flags(
         &self,
         id: SiteId,
         tag: Tag<'_>,
         old: Flags,
         new: Flags,
-        knobs: Option<Knobs>,
+        given: Given,
     ) -> Result {
+        let old_word = tag.word();
+        let mut word = keyed(id.word(new), old_word);
+        if new.contains(Flags::CHURN) {
+            if given.churn || !old.contains(Flags::CHURN) {
+                word = with_churn_slot(word, self.churn.take(id)?);
+            } else {
+                word = with_churn_slot(word, churn_slot(old_word));
+            }
+        }
         if new.contains(Flags::FAIL) {
-            if let Some(knobs) = knobs {
+            if let Some(knobs) = given.knobs {
                 self.faults.set(id, knobs)?;
             }
         } else if old.contains(Flags::FAIL) {
             self.faults.remove(id);
         }
         self.mark_unprofiled(id, new);
-        tag.set_word(keyed(id.word(new), tag.word()));
+        tag.set_word(word);
+        if old.contains(Flags::CHURN) && !new.contains(Flags::CHURN) {
+            self.churn.remove(id);
+        }
         Ok(())
     }
 
@@ -893,7 +1000,8 @@ impl Profiler {
             if tag.module() != Some(name) {
                 return;
             }
-            if Flags::of_word(tag.word()).contains(Flags::FAIL) {
+            let flags = Flags::of_word(tag.word());
+            if flags.contains(Flags::FAIL) {
                 self.faults.remove(id);
             }
             let word = if self.load.is_empty() {
@@ -902,6 +1010,9 @@ impl Profiler {
                 self.unsettled_word(id)
             };
             tag.set_word(keyed(word, tag.word()));
+            if flags.contains(Flags::CHURN) {
+                self.churn.remove(id);
+            }
         });
     }
 
@@ -920,18 +1031,21 @@ impl Profiler {
         registry.for_each_tag_of(owner, |id, tag| {
             let site = tag.site();
             let old = SiteId::controlled(tag.word()).map_or(Flags::DEFAULT, |(_, f)| f);
-            let (new, knobs) = final_flags(queries, &site, old);
-            if new == old && knobs.is_none() {
+            let (new, given) = final_flags(queries, &site, old);
+            if new == old && !given.any() {
                 return;
             }
             if new.watched() && !*watch_ready.get_or_insert_with(|| self.watch.prepare().is_ok()) {
                 failed = Some(ENOMEM);
                 return;
             }
-            if let Err(e) = self.set_flags(id, tag, old, new, knobs) {
+            if let Err(e) = self.set_flags(id, tag, old, new, given) {
                 failed = Some(e);
             }
         });
+        // The module's code has not run yet: no hook counted for its call
+        // sites.
+        self.churn.start_pending(|id| self.counters.read(id));
         if let Some(e) = failed {
             pr_warn!(
                 "control= could not be applied to every call site of a loading module ({:?})\n",

@@ -61,6 +61,12 @@ impl Query<'_> {
         self.gives().contains(Flags::FAIL)
     }
 
+    /// Whether the command gives the call sites it selects `c` (then their
+    /// churn starts again).
+    pub(crate) fn gives_churn(&self) -> bool {
+        self.gives().contains(Flags::CHURN)
+    }
+
     /// Whether the command may have call sites watched (`s`, `a`, `n`).
     pub(crate) fn gives_watch(&self) -> bool {
         self.gives().watched()
@@ -168,7 +174,7 @@ fn line_range(word: &[u8]) -> Result<(u32, u32)> {
     Ok((first, last))
 }
 
-/// A flags-spec: `+`, `-` or `=` and flags from `psanf`, or `_` for none.
+/// A flags-spec: `+`, `-` or `=` and flags from `psanfc`, or `_` for none.
 fn flags_spec(word: &[u8]) -> Result<Op> {
     let (op, letters) = match word {
         [b'+', rest @ ..] => (Op::Add as fn(Flags) -> Op, rest),
@@ -176,7 +182,7 @@ fn flags_spec(word: &[u8]) -> Result<Op> {
         [b'=', rest @ ..] => (Op::Set as fn(Flags) -> Op, rest),
         _ => {
             pr_err!(
-                "control: '{}' is not a keyword nor flags (+, - or = and flags from psanf)\n",
+                "control: '{}' is not a keyword nor flags (+, - or = and flags from psanfc)\n",
                 BStr(word)
             );
             return Err(EINVAL);
@@ -189,7 +195,7 @@ fn flags_spec(word: &[u8]) -> Result<Op> {
             None if c == b'_' => {}
             None => {
                 pr_err!(
-                    "control: unknown flag '{}' in '{}' (flags are p, s, a, n, f; _ for none)\n",
+                    "control: unknown flag '{}' in '{}' (flags are p, s, a, n, f, c; _ for none)\n",
                     BStr(&[c]),
                     BStr(word)
                 );
@@ -460,20 +466,40 @@ impl Query<'_> {
     }
 }
 
+/// What commands give a call site beside its flags.
+#[derive(Clone, Copy)]
+pub(crate) struct Given {
+    /// The knobs of the last command that gives it `f`.
+    pub(crate) knobs: Option<Knobs>,
+    /// Some command gives it `c`: its churn starts again.
+    pub(crate) churn: bool,
+}
+
+impl Given {
+    /// Nothing given.
+    pub(crate) const NONE: Given = Given {
+        knobs: None,
+        churn: false,
+    };
+
+    /// Whether anything is given: the call site is changed even if its
+    /// flags stay the same.
+    pub(crate) fn any(&self) -> bool {
+        self.knobs.is_some() || self.churn
+    }
+}
+
 /// The flags a call site with `old` flags gets from `queries`, applied in
-/// order, and the knobs of the last one that gives it `f`.
-pub(crate) fn final_flags(
-    queries: &[Query<'_>],
-    site: &Site<'_>,
-    old: Flags,
-) -> (Flags, Option<Knobs>) {
+/// order, and what else they give it.
+pub(crate) fn final_flags(queries: &[Query<'_>], site: &Site<'_>, old: Flags) -> (Flags, Given) {
     let mut flags = old;
-    let mut knobs = None;
+    let mut given = Given::NONE;
     for q in queries.iter().filter(|q| q.matches(site)) {
         flags = q.op.apply(flags);
         if q.gives_fail() {
-            knobs = Some(q.knobs);
+            given.knobs = Some(q.knobs);
         }
+        given.churn |= q.gives_churn();
     }
-    (flags, knobs)
+    (flags, given)
 }

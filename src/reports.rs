@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The reports beside the control file (`control.rs`), in
-//! `/sys/kernel/debug/allocprof/`: what the flags `s`, `a`, `n` and `f`
+//! `/sys/kernel/debug/allocprof/`: what the flags `s`, `a`, `n`, `f` and `c`
 //! keep of the call sites that have them.
 //!
 //! - `stacks`: the live allocations watched with `s`, by call site and
@@ -14,6 +14,8 @@
 //!   of their memory (as migration leaves it).
 //! - `faults`: the call sites with `f`, their failures, the allocations
 //!   asked, and their knobs.
+//! - `churn`: the call sites with `c`, their allocations and frees since
+//!   the flag was set (calls and bytes), and the seconds since then.
 //!
 //! Each is made whole when it is opened (`sys/debugfs.rs`): the rows are
 //! copied from the profiler's tables, then written with the names of
@@ -22,6 +24,7 @@
 use core::fmt::Write;
 use kernel::{error::Result, prelude::*};
 
+use crate::churn::Row as ChurnRow;
 use crate::counters::Totals;
 use crate::faults::{Entry as FaultEntry, RATELIMIT_BURST, RATELIMIT_MS};
 use crate::ids::SiteId;
@@ -70,6 +73,44 @@ fn write_fault(out: &mut Text, row: &FaultEntry, site: &Site<'_>) {
         " probability:{} interval:{} times:{} space:{} verbose:{}",
         k.probability, k.interval, row.times, row.space, k.verbose
     );
+}
+
+/// The churn report.
+pub(crate) struct Churn;
+
+impl DebugText for Churn {
+    type Data = Profiling;
+
+    fn text(profiling: &Profiling, out: &mut Text) -> Result {
+        out.write(b"# allocprof churn: call sites with the c flag: allocations and frees since the flag was set, in calls and bytes, the seconds since then, the call site\n");
+        profiling
+            .with_profiler(|p| -> Result {
+                let mut sites = p.sites();
+                let rows = p.churn_rows()?;
+                for row in rows.iter() {
+                    if let Some(site) = sites.get(row.site) {
+                        write_churn(out, row, &site.site());
+                    }
+                }
+                Ok(())
+            })
+            .unwrap_or(Ok(()))
+    }
+}
+
+fn write_churn(out: &mut Text, row: &ChurnRow, site: &Site<'_>) {
+    let _ = write!(
+        out,
+        "allocs:{} frees:{} alloc_bytes:{} free_bytes:{} seconds:{}.{:03} ",
+        row.allocs,
+        row.frees,
+        row.alloc_bytes,
+        row.free_bytes,
+        row.ns / 1_000_000_000,
+        row.ns / 1_000_000 % 1000
+    );
+    write_site(out, site);
+    out.write(b"\n");
 }
 
 /// The stacks report.

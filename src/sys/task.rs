@@ -58,6 +58,15 @@ pub(crate) fn cond_resched() {
     unsafe { bindings::__cond_resched() };
 }
 
+/// Waits until every hook that is running now has returned: the kernel
+/// calls the hooks with preemption off, which an RCU grace period waits
+/// for (`synchronize_rcu()`).  Task context, no spinlock held: it sleeps.
+pub(crate) fn synchronize_rcu() {
+    // SAFETY: The callers run in task context with no spinlock held, where
+    // `synchronize_rcu()` may sleep.
+    unsafe { bindings::synchronize_rcu() };
+}
+
 /// A random number below `n` (`get_random_u32_below()`'s multiply and
 /// shift, without its rejection step: the bias is below `n / 2^32`); any
 /// context.
