@@ -296,7 +296,8 @@ int ap_cut_inaccurate(char *line)
 		line[l - 1] = '\0';
 		key = strrchr(line, ' ');
 		line[l - 1] = ' ';
-		if (!key || strncmp(key, " node:", 6))
+		if (!key || (strncmp(key, " node:", 6) && strncmp(key, " allocated:", 11) &&
+			     strncmp(key, " freed:", 7)))
 			break;
 		strcpy(key, " ");
 		l = strlen(line);

@@ -471,7 +471,8 @@ int ap_info_site(const struct ap_info_line *l, struct ap_info_site *s);
 
 /*
  * Cuts format 2.0's keys off a line: the " node:N=BYTES/CALLS" of a call
- * site with allocprof's n flag, then " accurate:no", leaving the tail
+ * site with allocprof's n flag and the " allocated:BYTES/CALLS
+ * freed:BYTES/CALLS" of one with c, then " accurate:no", leaving the tail
  * that version 1.0 has (" func:name "); returns whether " accurate:no"
  * was there.
  */

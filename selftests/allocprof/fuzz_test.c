@@ -568,7 +568,7 @@ static int may_give_f(const char *b, size_t len)
 	for (i = 0; i < len; i++) {
 		if (b[i] != '+' && b[i] != '=')
 			continue;
-		for (j = i + 1; j < len && strchr("psanf_", b[j]) && b[j]; j++)
+		for (j = i + 1; j < len && strchr("psanfc_", b[j]) && b[j]; j++)
 			if (b[j] == 'f')
 				return 1;
 	}
@@ -652,6 +652,7 @@ static void task_bytes(struct rng *r)
 	static const char *const reports[] = {
 		"/sys/kernel/debug/allocprof/stacks", "/sys/kernel/debug/allocprof/ages",
 		"/sys/kernel/debug/allocprof/nodes", "/sys/kernel/debug/allocprof/faults",
+		"/sys/kernel/debug/allocprof/churn",
 	};
 	static struct text t;
 
@@ -1273,7 +1274,8 @@ static void task_read(struct rng *r)
 {
 	static const char *const files[] = {
 		AP_ALLOCINFO, AP_ALLOCINFO, AP_CONTROL, AP_STACKS, AP_NODES,
-		"/sys/kernel/debug/allocprof/ages", "/sys/kernel/debug/allocprof/faults", AP_SYSCTL,
+		"/sys/kernel/debug/allocprof/ages", "/sys/kernel/debug/allocprof/faults",
+		"/sys/kernel/debug/allocprof/churn", AP_SYSCTL,
 		AP_PARAMS "/control", AP_PARAMS "/mem_profiling", AP_PARAMS "/debug",
 		AP_PARAMS "/allocinfo_format",
 	};
