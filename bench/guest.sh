@@ -2,8 +2,9 @@
 # Runs in the guest (bench/run): the benchmark of one boot.
 #   sh guest.sh BOOT RUNS MODULE_PARAMS EXTRAS WATCH [OTHER_FLAGS]
 # BOOT: noprof | upstream | upstream-off | upstream-compressed (7.3's
-# built-in booted sysctl.vm.mem_profiling=1,compressed) | base | record |
-# base-many | record-many | cover-*.  The same script for 6.12's and 7.3's
+# built-in booted sysctl.vm.mem_profiling=1,compressed) | base |
+# base-compressed (base-7.3 booted the same way: base-compressed, then
+# allocprof-on-compressed) | record | base-many | record-many | cover-*.  The same script for 6.12's and 7.3's
 # kernels (bench/run; the flavour is chosen there).  The
 # base boot measures three configurations in turn: base (allocprof not
 # loaded, before any load), then allocprof-on and allocprof-off alternately
@@ -343,6 +344,22 @@ noprof | upstream | upstream-off | upstream-compressed)
 		grep -qx 1 /proc/sys/vm/mem_profiling ||
 			{ echo "bench: profiling off after the runs: $(dmesg | grep -i 'allocation profiling')"; exit 1; }
 	fi
+	;;
+base-compressed)
+	# 7.3: the page references in page flags, as the built-in's compressed
+	# mode keeps them, handed to allocprof; compressed throughout, or the
+	# figures would be another mode's.
+	page_ext_7 base-compressed
+	grep -qx 1 /proc/sys/vm/mem_profiling_compressed 2>/dev/null ||
+		{ echo "bench: not compressed: $(dmesg | grep -i 'allocation profiling')"; exit 1; }
+	bench_runs base-compressed
+	extras base-compressed
+	modprobe allocprof
+	bench_runs allocprof-on-compressed
+	extras allocprof-on-compressed
+	grep -qx 1 /proc/sys/vm/mem_profiling_compressed ||
+		{ echo "bench: not compressed after the runs"; exit 1; }
+	rmmod allocprof
 	;;
 base)
 	page_ext_7 base

@@ -65,6 +65,8 @@ CONFIGS_73 = [
     ("base", "4. base-7.3 (the 7.3 series), allocprof not loaded"),
     ("allocprof-on", "5. base-7.3, allocprof loaded, profiling on"),
     ("allocprof-off", "6. base-7.3, allocprof loaded, vm.mem_profiling=0"),
+    ("base-compressed", "4c. base-7.3 booted sysctl.vm.mem_profiling=1,compressed, allocprof not loaded"),
+    ("allocprof-on-compressed", "5c. as 4c, allocprof loaded, profiling on (page references in page flags)"),
     ("record", "7. base-7.3 booted alloc_tag.record=1, allocprof not loaded"),
     ("base-many", "12. as 4, the small modules of bench/many.c loaded before the benchmark's"),
     ("allocprof-on-many", "13. as 5, the small modules of bench/many.c loaded before the benchmark's"),
@@ -228,14 +230,15 @@ def extra_tables(k, rows):
             # 7.3: the kernel's own page references, page_ext or page flags,
             # whichever configuration; allocprof's rows are its boot's (base).
             boot = {"allocprof-on": "base", "allocprof-off": "base",
-                    "allocprof-on-many": "base-many"}.get(cfg, cfg)
+                    "allocprof-on-many": "base-many",
+                    "allocprof-on-compressed": "base-compressed"}.get(cfg, cfg)
             pe = med(figs(rows, boot, "page_ext_boot", "bytes"))
             if pe is None:
                 refs, per = "", ""
             elif pe > 0:
                 refs = f"{pe / 1024:,.0f} KiB (page_ext)"
                 per = f"{pe / frames:.1f}"
-            elif cfg == "upstream-compressed":
+            elif cfg in ("upstream-compressed", "base-compressed", "allocprof-on-compressed"):
                 refs = "none (tags in page flags)"
         elif cfg in ("upstream-on", "upstream-off"):
             pe = med(figs(rows, cfg, "page_ext_boot", "bytes"))
@@ -393,6 +396,9 @@ TARGETS_73 = [
      ["kmalloc", "kmalloc64"], "share", "allocprof-on", "upstream-on", 0.5),
     ("page loop, allocprof on: cost over noprof-7.3 <= the built-in's `,compressed`",
      ["page"], "share", "allocprof-on", "upstream-compressed", 1.0),
+    ("page loop, both booted `,compressed` (page references in page flags), allocprof on: "
+     "cost over noprof-7.3 <= the built-in's",
+     ["page"], "share", "allocprof-on-compressed", "upstream-compressed", 1.0),
     ("base-7.3, allocprof not loaded: <= +1 % over noprof-7.3",
      ALL_LOOPS, "overhead", "base", "noprof", 0.01),
 ]
@@ -550,11 +556,13 @@ def memory_targets_73(rows, missed):
 
     def slab(cfg):
         return med(figs(rows, cfg, "Slab", "kib"))
-    ours = pe("base")
-    for ref, whose in (("upstream-on", "the built-in's (on)"),
-                       ("upstream-compressed", "the built-in's `,compressed`")):
+    on, comp = "the built-in's (on)", "the built-in's `,compressed`"
+    booted = "both booted `,compressed`"
+    for mine, ref, whose in (("base", "upstream-on", on),
+                             ("base", "upstream-compressed", comp),
+                             ("base-compressed", "upstream-compressed", f"{comp}, {booted}")):
         what = f"page metadata (page_ext allocated at boot), base-7.3 with allocprof: <= {whose}"
-        theirs = pe(ref)
+        ours, theirs = pe(mine), pe(ref)
         if ours is None or theirs is None:
             print(f"| {what} | | not measured | **missed** |")
             missed.append((what, None))
@@ -564,10 +572,11 @@ def memory_targets_73(rows, missed):
         if not ok:
             missed.append((what, None))
     n = slab("noprof")
-    for ref, whose in (("upstream-on", "the built-in's (on)"),
-                       ("upstream-compressed", "the built-in's `,compressed`")):
+    for mine, ref, whose in (("allocprof-on", "upstream-on", on),
+                             ("allocprof-on", "upstream-compressed", comp),
+                             ("allocprof-on-compressed", "upstream-compressed", f"{comp}, {booted}")):
         what = f"slab metadata: Slab above noprof-7.3 after the workload, allocprof on: <= {whose}"
-        a, b = slab("allocprof-on"), slab(ref)
+        a, b = slab(mine), slab(ref)
         if None in (a, b, n):
             print(f"| {what} | | not measured | **missed** |")
             missed.append((what, None))
