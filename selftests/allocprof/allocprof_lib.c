@@ -1349,3 +1349,30 @@ long ap_klog_last(const char *pattern, int flags, char *line, size_t size)
 	free(lines);
 	return n;
 }
+
+int ap_logged(const char *text)
+{
+	return ap_klog_grep(text, AP_GREP_FIXED | AP_KLOG_CLEAR, NULL) > 0;
+}
+
+int ap_control_unchanged(const char *before)
+{
+	char *now = ap_slurp(AP_CONTROL, NULL), *was = before ? strdup(before) : NULL;
+	char *b, *n, *bsave = NULL, *nsave = NULL;
+	int same = was && now;
+
+	b = same ? strtok_r(was, "\n", &bsave) : NULL;
+	for (n = same ? strtok_r(now, "\n", &nsave) : NULL; n; n = strtok_r(NULL, "\n", &nsave)) {
+		size_t l = strlen(n);
+
+		if (b && !strcmp(b, n))
+			b = strtok_r(NULL, "\n", &bsave);
+		else if (l < 3 || strcmp(n + l - 3, " =p"))
+			same = 0;
+	}
+	if (b)
+		same = 0;
+	free(now);
+	free(was);
+	return same;
+}

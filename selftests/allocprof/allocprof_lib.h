@@ -197,6 +197,18 @@ long ap_klog_grep2(const char *pattern, int flags, const char *pattern2, int fla
  */
 long ap_klog_last(const char *pattern, int flags, char *line, size_t size);
 
+/* The kernel log since the last look names text (grep -F); clears it. */
+int ap_logged(const char *text);
+
+/*
+ * No call site's flags changed since before (the control file as read
+ * then): every line of before is still there, the same and in the same
+ * order, and any other line is a call site that appeared since with the
+ * flags a new call site gets (=p), such as a Rust line of allocprof's own,
+ * named when it first allocates.
+ */
+int ap_control_unchanged(const char *before);
+
 /* Files */
 
 /* Reads a whole small file into buf; returns its length or -errno. */

@@ -188,12 +188,6 @@ static int count_lines(const char *path, const char *with)
 	return ap_lines_end(&w) ? -1 : n;
 }
 
-/* The kernel log since the last look names text (grep -F); clears it. */
-static int logged(const char *text)
-{
-	return ap_klog_grep(text, AP_GREP_FIXED | AP_KLOG_CLEAR, NULL) > 0;
-}
-
 /* The statistics line of the stacks file. */
 struct stats {
 	long entries, chains, max_entries, max_chains, bytes;
@@ -289,7 +283,7 @@ static void t_bad(int i)
 	ap_klog_clear();
 	err = control(c);
 	same = unchanged();
-	named = logged(bad_commands[i].word);
+	named = ap_logged(bad_commands[i].word);
 	/* On one line of the output: a newline as \n. */
 	for (; *c && len < (int)sizeof(shown) - 3; c++) {
 		if (*c == '\n')
@@ -365,7 +359,7 @@ static void t_too_many_commands(int i)
 	ap_klog_clear();
 	err = w ? control(w) : ENOMEM;
 	snprintf(why, sizeof(why), "more than %d commands in one write", MAX_COMMANDS);
-	ksft_test_result(err == EINVAL && unchanged() && logged(why),
+	ksft_test_result(err == EINVAL && unchanged() && ap_logged(why),
 			 "a write of %d commands: EINVAL (%s), the log says why, not even the first runs\n",
 			 MAX_COMMANDS + 1, strerror(err));
 	free(w);
@@ -1355,7 +1349,7 @@ static void t_never(int i)
 	(void)i;
 	ap_klog_clear();
 	err = ap_write_file(AP_SYSCTL, "never", 5) ? EIO : control("func aptest_kmalloc_8 +s");
-	named = logged("control: profiling is off for good (mem_profiling=never)");
+	named = ap_logged("control: profiling is off for good (mem_profiling=never)");
 	stacks = ap_slurp(STACKS, NULL);
 	ksft_test_result(err == ENODEV && named && count_lines(CONTROL, NULL) == 0 && stacks &&
 			 stacks[0] == '#' && strchr(stacks, '\n') == stacks + strlen(stacks) - 1,

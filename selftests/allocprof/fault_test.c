@@ -86,41 +86,6 @@ static int control(const char *fmt, const char *arg)
 	return -err;
 }
 
-/*
- * No call site's flags changed since the start: every line of the control
- * file then is still there, the same and in the same order, and any other
- * line is a call site that appeared since, with the flags a new call site
- * gets (=p): a Rust line gets its call site when it first allocates (patch
- * 0016), e.g. allocprof's own when it first keeps a fault entry.
- */
-static int unchanged(void)
-{
-	char *now = ap_slurp(AP_CONTROL, NULL), *was = before ? strdup(before) : NULL;
-	char *b, *n, *bsave = NULL, *nsave = NULL;
-	int same = was && now;
-
-	b = same ? strtok_r(was, "\n", &bsave) : NULL;
-	for (n = same ? strtok_r(now, "\n", &nsave) : NULL; n; n = strtok_r(NULL, "\n", &nsave)) {
-		size_t l = strlen(n);
-
-		if (b && !strcmp(b, n))
-			b = strtok_r(NULL, "\n", &bsave);
-		else if (l < 3 || strcmp(n + l - 3, " =p"))
-			same = 0;
-	}
-	if (b)
-		same = 0;
-	free(now);
-	free(was);
-	return same;
-}
-
-/* The kernel log since the last look names text (grep -F); clears it. */
-static int logged(const char *text)
-{
-	return ap_klog_grep(text, AP_GREP_FIXED | AP_KLOG_CLEAR, NULL) > 0;
-}
-
 /* The faults file's figures of the call site whose line holds @at: 0 if it has one. */
 static int faults_at(const char *at, unsigned long long *failed, unsigned long long *asked)
 {
@@ -203,7 +168,7 @@ static void t_family(int i)
 	     (strstr(site, "bulk") || live == 1) && live_exact(site, live) && live_exact(OTHER, 1);
 	ok = ok && control("func aptest_%s -f", site) == 0 && faults_of(site, &failed, &asked) &&
 	     !ap_test_free(site) && !ap_test_free(OTHER) && live_exact(site, 0) &&
-	     live_exact(OTHER, 0) && unchanged();
+	     live_exact(OTHER, 0) && ap_control_unchanged(before);
 	ksft_test_result(ok, "%s +f times=3: %s (expected fffs), failed:%llu asked:%llu, %s unaffected, figures exact\n",
 			 site, got, failed, asked, OTHER);
 }
@@ -230,7 +195,7 @@ static void t_kvmalloc(int i)
 	ksft_test_result(!strcmp(got, "fffs") && faults_of("kvmalloc_64k", &failed, &asked) == 0 &&
 			 failed == 3 && asked == 4 &&
 			 control("func aptest_%s -f", "kvmalloc_64k") == 0 &&
-			 ap_expect("aptest_kvmalloc_64k", 0, 0) && unchanged(),
+			 ap_expect("aptest_kvmalloc_64k", 0, 0) && ap_control_unchanged(before),
 			 "kvmalloc() +f times=3: %s (expected fffs), failed:%llu asked:%llu, one decision a call\n",
 			 got, failed, asked);
 }
@@ -255,7 +220,7 @@ static void t_kvrealloc(int i)
 	ok = faults_of(site, &failed, &asked) == 0 && ok;
 	ok = ok && !strcmp(got, "fss") && failed == 1 && asked == 3 && live_exact(site, 2);
 	ok = control("func aptest_%s -f", site) == 0 && ok && !ap_test_free(site) &&
-	     live_exact(site, 0) && unchanged();
+	     live_exact(site, 0) && ap_control_unchanged(before);
 	ksft_test_result(ok, "kvrealloc() +f times=1: %s (expected fss), failed:%llu asked:%llu, one decision a call\n",
 			 got, failed, asked);
 }
@@ -324,7 +289,7 @@ static void t_nofail(int i)
 	ksft_test_result(!strcmp(got, "sss") && faults_of("kmalloc_nofail", &failed, &asked) == 0 &&
 			 failed == 0 && asked == 0 && live_exact("kmalloc_nofail", 3) &&
 			 control("func aptest_%s -f", "kmalloc_nofail") == 0 &&
-			 !ap_test_free("kmalloc_nofail") && unchanged(),
+			 !ap_test_free("kmalloc_nofail") && ap_control_unchanged(before),
 			 "__GFP_NOFAIL at a site with f: %s, failed:%llu asked:%llu\n", got, failed, asked);
 }
 
@@ -365,7 +330,8 @@ static void t_interval(int i)
 
 	(void)i;
 	knob_pattern("interval=3 verbose=0", 9, got, &failed, &asked);
-	ksft_test_result(!strcmp(got, "ssfssfssf") && failed == 3 && asked == 9 && unchanged(),
+	ksft_test_result(!strcmp(got, "ssfssfssf") && failed == 3 && asked == 9 &&
+			 ap_control_unchanged(before),
 			 "interval=3: %s (expected ssfssfssf), failed:%llu asked:%llu\n", got, failed,
 			 asked);
 }
@@ -387,7 +353,7 @@ static void t_space(int i)
 	want[6] = '\0';
 	snprintf(knobs, sizeof(knobs), "space=%lld verbose=0", 2 * size + size / 2);
 	knob_pattern(knobs, 6, got, &failed, &asked);
-	ksft_test_result(size > 0 && !strcmp(got, want) && unchanged(),
+	ksft_test_result(size > 0 && !strcmp(got, want) && ap_control_unchanged(before),
 			 "%s (object size %lld): %s (expected %s), failed:%llu\n", knobs, size, got,
 			 want, failed);
 }
@@ -406,7 +372,7 @@ static void t_probability(int i)
 	/* All 200 the same by chance: 2^-199. */
 	ksft_test_result(!strcmp(got0, "sssss") && failed0 == 0 && asked0 == 5 && n > 0 && n < 200 &&
 			 failed == (unsigned long long)n && asked == 200 && !strchr(got, '?') &&
-			 unchanged(),
+			 ap_control_unchanged(before),
 			 "probability=0: %s; probability=50: %d of 200 failed, the faults file says %llu of %llu\n",
 			 got0, n, failed, asked);
 }
@@ -489,7 +455,7 @@ static void t_bad(int i)
 
 	ap_klog_clear();
 	err = control("%s", bad_commands[i].command);
-	ksft_test_result(err == EINVAL && unchanged() && logged(bad_commands[i].word),
+	ksft_test_result(err == EINVAL && ap_control_unchanged(before) && ap_logged(bad_commands[i].word),
 			 "'%s': EINVAL (%s), the log names %s, nothing changed\n",
 			 bad_commands[i].command, strerror(err), bad_commands[i].word);
 }
@@ -501,7 +467,7 @@ static void t_enospc(int i)
 	(void)i;
 	ap_klog_clear();
 	err = control("module vmlinux +f verbose=%s", "0");
-	ksft_test_result(err == ENOSPC && unchanged() && logged("at most 256 can") &&
+	ksft_test_result(err == ENOSPC && ap_control_unchanged(before) && ap_logged("at most 256 can") &&
 			 fault_lines() == 0,
 			 "f for every vmlinux call site: ENOSPC (%s), the log says why, nothing changed\n",
 			 strerror(err));
@@ -533,7 +499,7 @@ static void t_own(int i)
 
 	ap_klog_clear();
 	err = control("%s", own_commands[i]);
-	ok = err == EPERM && unchanged() && logged("allocprof's own call sites") &&
+	ok = err == EPERM && ap_control_unchanged(before) && ap_logged("allocprof's own call sites") &&
 	     fault_lines() == 0;
 	if (!err) {
 		int next = control("%s", "func aptest_kmalloc_8 +p");
@@ -558,7 +524,7 @@ static void t_own_after(int i)
 	ok = control("func aptest_%s +f times=1 verbose=0", "kmalloc_100") == 0;
 	pattern("kmalloc_100", 2, got);
 	ok = ok && control("func aptest_%s -f", "kmalloc_100") == 0 && !strcmp(got, "fs") &&
-	     !ap_test_free("kmalloc_100") && fault_lines() == 0 && unchanged();
+	     !ap_test_free("kmalloc_100") && fault_lines() == 0 && ap_control_unchanged(before);
 	ksft_test_result(ok, "after them control takes commands: kmalloc_100 +f times=1: %s (expected fs), -f\n",
 			 got);
 }

@@ -52,42 +52,6 @@ static int control(const char *fmt, const char *arg)
 	return -ap_write_file(AP_CONTROL, cmd, strlen(cmd));
 }
 
-/*
- * No call site's flags changed since the start (or the last snapshot):
- * every line of the control file then is still there, the same and in the
- * same order, and any other line is a call site that appeared since, with
- * the flags a new call site gets (=p): a Rust line gets its call site when
- * it first allocates (allocprof's own, e.g. when the churn report is first
- * made), as in fault_test.
- */
-static int unchanged(void)
-{
-	char *now = ap_slurp(AP_CONTROL, NULL), *was = before ? strdup(before) : NULL;
-	char *b, *n, *bsave = NULL, *nsave = NULL;
-	int same = was && now;
-
-	b = same ? strtok_r(was, "\n", &bsave) : NULL;
-	for (n = same ? strtok_r(now, "\n", &nsave) : NULL; n; n = strtok_r(NULL, "\n", &nsave)) {
-		size_t l = strlen(n);
-
-		if (b && !strcmp(b, n))
-			b = strtok_r(NULL, "\n", &bsave);
-		else if (l < 3 || strcmp(n + l - 3, " =p"))
-			same = 0;
-	}
-	if (b)
-		same = 0;
-	free(now);
-	free(was);
-	return same;
-}
-
-/* The kernel log since the last look names text (grep -F); clears it. */
-static int logged(const char *text)
-{
-	return ap_klog_grep(text, AP_GREP_FIXED | AP_KLOG_CLEAR, NULL) > 0;
-}
-
 /* Lines of the churn report (not the header). */
 static int churn_lines(void)
 {
@@ -203,7 +167,8 @@ static void t_simple(int i)
 	t1 = now_s();
 	ok = ok && c.seconds >= 0 && c.seconds <= t1 - t0;
 	ok = ok && !ap_test_free(site) && churn_is(site, a, n + a, a * unit, (n + a) * unit);
-	ok = ok && control("func aptest_%s -c", site) == 0 && churn_lines() == 0 && unchanged();
+	ok = ok && control("func aptest_%s -c", site) == 0 && churn_lines() == 0 &&
+	     ap_control_unchanged(before);
 	ksft_test_result(ok, "%s: %u live, +c, %u allocated, %u freed (%u of before): allocs:%u frees:%u, bytes exact (%lld a unit), %.3f s\n",
 			 site, n, a, f, f_old, a, f, unit, c.seconds);
 }
@@ -241,7 +206,7 @@ static void t_split(int i)
 	ok = ok && churn_is(site, allocs, frees, allocs * page, frees * page) &&
 	     ap_expect(func, 2 * unit, 2 * kept);
 	ok = ok && !ap_test_free(site) && control("func aptest_%s =p", site) == 0 &&
-	     churn_lines() == 0 && unchanged();
+	     churn_lines() == 0 && ap_control_unchanged(before);
 	ksft_test_result(ok, "%s +%s: a block of %llu pages, %llu kept: 2 allocated, 1 of before freed: allocs:%llu frees:%llu, bytes exact\n",
 			 site, flags[i], block, kept, allocs, frees);
 }
@@ -271,7 +236,7 @@ static void t_restart(int i)
 	ok = ok && churn_is(site, 0, 0, 0, 0) && !ap_test_alloc(site, 1) &&
 	     !ap_test_free_first(site, 1) && churn_is(site, 1, 1, unit, unit);
 	ok = ok && !ap_test_free(site) && churn_is(site, 1, 3, unit, 3 * unit) &&
-	     control("func aptest_%s -c", site) == 0 && churn_lines() == 0 && unchanged();
+	     control("func aptest_%s -c", site) == 0 && churn_lines() == 0 && ap_control_unchanged(before);
 	ksft_test_result(ok, "'%s' on a site with c: its churn starts again at zero\n", cmd);
 }
 
@@ -291,7 +256,7 @@ static void t_listed(int i)
 	     info_keys_of("kmalloc_100", &k);
 	ok = ok && !ap_test_free("kmalloc_8") && !ap_test_free("alloc_pages_0") &&
 	     control("%s", "func aptest_alloc_pages_0 -c") == 0 && churn_lines() == 0 &&
-	     unchanged();
+	     ap_control_unchanged(before);
 	ksft_test_result(ok, "only the call sites with c have a churn line and allocinfo keys\n");
 }
 
@@ -302,7 +267,7 @@ static void t_enospc(int i)
 	(void)i;
 	ap_klog_clear();
 	err = control("%s", "module vmlinux +c");
-	ksft_test_result(err == ENOSPC && unchanged() && logged("call sites would have c, at most 256 can") &&
+	ksft_test_result(err == ENOSPC && ap_control_unchanged(before) && ap_logged("call sites would have c, at most 256 can") &&
 			 churn_lines() == 0,
 			 "c for every vmlinux call site: ENOSPC (%s), the log says why, nothing changed\n",
 			 strerror(err));
@@ -325,8 +290,8 @@ static void t_bad(int i)
 
 	ap_klog_clear();
 	err = control("%s", bad_commands[i].command);
-	ksft_test_result(err == EINVAL && unchanged() && churn_lines() == 0 &&
-			 logged(bad_commands[i].word),
+	ksft_test_result(err == EINVAL && ap_control_unchanged(before) && churn_lines() == 0 &&
+			 ap_logged(bad_commands[i].word),
 			 "'%s': EINVAL (%s), the log says %s, nothing changed\n",
 			 bad_commands[i].command, strerror(err), bad_commands[i].word);
 }
