@@ -61,6 +61,14 @@ pub(crate) fn cond_resched() {
 /// Waits until every hook that is running now has returned: the kernel
 /// calls the hooks with preemption off, which an RCU grace period waits
 /// for (`synchronize_rcu()`).  Task context, no spinlock held: it sleeps.
+/// 7.3's kernel crate has it (`kernel::sync::rcu`); 6.12's has not.
+#[cfg(allocprof_tags)]
+pub(crate) fn synchronize_rcu() {
+    kernel::sync::rcu::synchronize_rcu();
+}
+
+/// As 7.3's `kernel::sync::rcu::synchronize_rcu()`.
+#[cfg(not(allocprof_tags))]
 pub(crate) fn synchronize_rcu() {
     // SAFETY: The callers run in task context with no spinlock held, where
     // `synchronize_rcu()` may sleep.
