@@ -75,7 +75,8 @@ module_param!(control, ControlParam, 0o400);
 struct AllocProf {
     profiling: Arc<Profiling>,
     proc: Option<ProcFile<procfs::AllocInfo>>,
-    /// `/sys/kernel/debug/allocprof/`: control, stacks, ages, nodes, faults.
+    /// `/sys/kernel/debug/allocprof/`: control, stacks, ages, nodes, memcgs,
+    /// faults.
     debugfs: Option<DebugDir<Profiling>>,
     /// `vm.mem_profiling`, which shows and changes the profiling state.
     sysctl: Option<Sysctl<Profiling>>,
@@ -173,6 +174,7 @@ fn debugfs_files(
     dir.add::<reports::Stacks>(c_str!("stacks"), 0o400, module)?;
     dir.add::<reports::Ages>(c_str!("ages"), 0o400, module)?;
     dir.add::<reports::Nodes>(c_str!("nodes"), 0o400, module)?;
+    dir.add::<reports::Memcgs>(c_str!("memcgs"), 0o400, module)?;
     dir.add::<reports::Faults>(c_str!("faults"), 0o400, module)?;
     dir.add::<reports::Churn>(c_str!("churn"), 0o400, module)?;
     Ok(dir)

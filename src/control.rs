@@ -222,5 +222,8 @@ fn apply(r: &Registration<Profiler>, queries: &[Query<'_>]) -> Result {
     p.start_churn();
     drop(sites);
     r.fail(p.wants_failures());
+    // A write is process context: the memory cgroups no allocation names
+    // any more give their slots back (`watch.rs`).
+    p.sweep_memcgs();
     result
 }

@@ -167,8 +167,9 @@ impl IdSet {
 /// A call site's flags in the control file (`control.rs`): `p`
 /// (profile: its allocations are counted), `s` (their call chains are
 /// kept), `a` (their ages are kept), `n` (its pages are kept by node),
-/// `f` (its allocations may be failed) and `c` (its allocations are
-/// counted since the flag was set: `churn.rs`).  Kept in the tag's word
+/// `f` (its allocations may be failed), `c` (its allocations are
+/// counted since the flag was set: `churn.rs`) and `m` (its allocations
+/// are kept by memory cgroup: `watch.rs`).  Kept in the tag's word
 /// above the id, as bits that are all clear for the default, `p` alone, so
 /// the hot path sees a plain id (see [`SiteId::plain`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -193,17 +194,21 @@ impl Flags {
     /// Its allocations since the flag was set are counted (`churn.rs`); its
     /// entry of the churn table is in the word too ([`churn_slot`]).
     pub(crate) const CHURN: Flags = Flags(64);
+    /// Its allocations are watched with the memory cgroup of the context
+    /// that made them (`watch.rs`).
+    pub(crate) const MEMCG: Flags = Flags(128);
     /// Every flag, in the order the control file prints them.
-    pub(crate) const ALL: [(Flags, u8); 6] = [
+    pub(crate) const ALL: [(Flags, u8); 7] = [
         (Self::PROFILE, b'p'),
         (Self::STACKS, b's'),
         (Self::AGES, b'a'),
         (Self::NODES, b'n'),
         (Self::FAIL, b'f'),
         (Self::CHURN, b'c'),
+        (Self::MEMCG, b'm'),
     ];
     /// The bits of all flags, [`Flags::UNSETTLED`] included.
-    const MASK: u8 = 127;
+    const MASK: u8 = 255;
     /// A call site's flags until the control file changes them.
     pub(crate) const DEFAULT: Flags = Self::PROFILE;
     const WORD_SHIFT: u32 = 16;
@@ -223,9 +228,9 @@ impl Flags {
         Flags(self.0 & !other.0)
     }
 
-    /// Whether a new allocation may be watched (`s`, `a` or `n`).
+    /// Whether a new allocation may be watched (`s`, `a`, `n` or `m`).
     pub(crate) fn watched(self) -> bool {
-        self.0 & (Self::STACKS.0 | Self::AGES.0 | Self::NODES.0) != 0
+        self.0 & (Self::STACKS.0 | Self::AGES.0 | Self::NODES.0 | Self::MEMCG.0) != 0
     }
 
     /// The bits above the id in a tag's word: zero for the default.

@@ -270,6 +270,11 @@ fn show_line(out: &mut SeqFile, p: &Profiler, id: SiteId, format: Format) {
     if format == Format::V2 && site.flags().is_some_and(|f| f.contains(Flags::CHURN)) {
         write_churn(out, p, id);
     }
+    #[cfg(allocprof_tags)]
+    if format == Format::V2 && site.flags().is_some_and(|f| f.contains(Flags::MEMCG)) {
+        use core::fmt::Write;
+        let _ = write!(out, " accounted:{}", p.watched_accounted(id));
+    }
     out.write(b" \n");
 }
 

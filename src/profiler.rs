@@ -36,6 +36,7 @@ use crate::sys::{
     self,
     backend::{new_generation, Backend, FailKind, Gfp, OwnMemory, Registration, Tag, TagSection},
     debugfs::writes_locked_down,
+    memcg::MemcgRef,
     mm::{NodeId, Pfn},
     sync::TryMutex,
     task::synchronize_rcu,
@@ -43,7 +44,7 @@ use crate::sys::{
 use crate::tags::{Inaccurate, Registry, Sites};
 #[cfg(allocprof_tags)]
 use crate::watch::Key;
-use crate::watch::{AgeRow, ChainRow, NodeRow, Stats, Watch, WatchId};
+use crate::watch::{AgeRow, ChainRow, MemcgRow, NodeRow, Stats, Watch, WatchId};
 
 /// The profiler of one registration of the back end: made before it
 /// registers, freed after it unregistered (by its [`Registration`]).
@@ -257,6 +258,26 @@ impl Profiler {
     /// The `nodes` report's rows ([`Watch::nodes`]).
     pub(crate) fn watched_nodes(&self) -> Result<KVVec<NodeRow>> {
         self.watch.nodes()
+    }
+
+    /// The `memcgs` report's rows, the cgroups they name and the
+    /// allocations kept without theirs ([`Watch::memcgs`]).
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn watched_memcgs(&self) -> Result<(KVVec<MemcgRow>, KVVec<Option<MemcgRef>>, u64)> {
+        self.watch.memcgs()
+    }
+
+    /// Releases the memory cgroups no watched allocation names
+    /// ([`Watch::sweep_memcgs`]).  Process context.
+    pub(crate) fn sweep_memcgs(&self) {
+        self.watch.sweep_memcgs()
+    }
+
+    /// Of the live watched bytes of `site`, those that asked to be
+    /// charged to a memory cgroup (`accounted:` of format 2.0; 7.3).
+    #[cfg(allocprof_tags)]
+    pub(crate) fn watched_accounted(&self, site: SiteId) -> u64 {
+        self.watch.accounted(site)
     }
 
     /// What the watch tables hold, for the reports' statistics line.

@@ -174,7 +174,7 @@ fn line_range(word: &[u8]) -> Result<(u32, u32)> {
     Ok((first, last))
 }
 
-/// A flags-spec: `+`, `-` or `=` and flags from `psanfc`, or `_` for none.
+/// A flags-spec: `+`, `-` or `=` and flags from `psanfcm`, or `_` for none.
 fn flags_spec(word: &[u8]) -> Result<Op> {
     let (op, letters) = match word {
         [b'+', rest @ ..] => (Op::Add as fn(Flags) -> Op, rest),
@@ -182,7 +182,7 @@ fn flags_spec(word: &[u8]) -> Result<Op> {
         [b'=', rest @ ..] => (Op::Set as fn(Flags) -> Op, rest),
         _ => {
             pr_err!(
-                "control: '{}' is not a keyword nor flags (+, - or = and flags from psanfc)\n",
+                "control: '{}' is not a keyword nor flags (+, - or = and flags from psanfcm)\n",
                 BStr(word)
             );
             return Err(EINVAL);
@@ -195,7 +195,7 @@ fn flags_spec(word: &[u8]) -> Result<Op> {
             None if c == b'_' => {}
             None => {
                 pr_err!(
-                    "control: unknown flag '{}' in '{}' (flags are p, s, a, n, f, c; _ for none)\n",
+                    "control: unknown flag '{}' in '{}' (flags are p, s, a, n, f, c, m; _ for none)\n",
                     BStr(&[c]),
                     BStr(word)
                 );

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The reports beside the control file (`control.rs`), in
-//! `/sys/kernel/debug/allocprof/`: what the flags `s`, `a`, `n`, `f` and `c`
-//! keep of the call sites that have them.
+//! `/sys/kernel/debug/allocprof/`: what the flags `s`, `a`, `n`, `m`, `f`
+//! and `c` keep of the call sites that have them.
 //!
 //! - `stacks`: the live allocations watched with `s`, by call site and
 //!   call chain, biggest first, with the task of the latest allocation
@@ -12,6 +12,11 @@
 //!   in power-of-two buckets of seconds.
 //! - `nodes`: the live pages watched with `n`, by call site and the node
 //!   of their memory (as migration leaves it).
+//! - `memcgs`: the live allocations watched with `m`, by call site and
+//!   the memory cgroup of the context that made them (its path, escaped
+//!   as a task's name, spaces too; `-`: a context that charges none;
+//!   `?`: the memcg table was full), and on 7.3 the bytes of those that
+//!   asked to be charged (`__GFP_ACCOUNT`).
 //! - `faults`: the call sites with `f`, their failures, the allocations
 //!   asked, and their knobs.
 //! - `churn`: the call sites with `c`, their allocations and frees since
@@ -35,7 +40,7 @@ use crate::sys::debugfs::{DebugText, Text};
 use crate::sys::task::COMM_LEN;
 use crate::tags::Sites;
 use crate::text::{write_figures, write_site};
-use crate::watch::{self, AgeRow, ChainRow, NodeRow};
+use crate::watch::{self, AgeRow, ChainRow, NodeRow, MEMCGS};
 
 /// The faults report.
 pub(crate) struct Faults;
@@ -299,4 +304,41 @@ impl DebugText for Nodes {
 fn write_node(out: &mut Text, sites: &mut Sites<'_>, row: &NodeRow) {
     write_site_figures(out, sites, row.site, row.bytes, row.calls);
     let _ = writeln!(out, " node:{}", row.node.get());
+}
+
+/// The memcgs report.
+pub(crate) struct Memcgs;
+
+impl DebugText for Memcgs {
+    type Data = Profiling;
+
+    fn text(profiling: &Profiling, out: &mut Text) -> Result {
+        out.write(b"# allocprof memcgs: live allocations of call sites with the m flag, by the memory cgroup of the context that made them\n");
+        profiling
+            .with_profiler(|p| -> Result {
+                // The cgroups are put when `names` goes, after the rows.
+                let (rows, names, full) = p.watched_memcgs()?;
+                p.watch_stats().write(out);
+                let held = names.iter().filter(|n| n.is_some()).count();
+                let _ = writeln!(
+                    out,
+                    "# memcgs: {held}/{MEMCGS} held; kept without their memcg: {full} (table full)"
+                );
+                let mut sites = p.sites();
+                for row in rows.iter() {
+                    write_site_figures(out, &mut sites, row.site, row.bytes, row.calls);
+                    out.write(b" memcg:");
+                    match names.get(row.memcg as usize).and_then(Option::as_ref) {
+                        Some(name) => name.write_path(out),
+                        None if row.memcg == MEMCGS as u32 => out.write(b"-"),
+                        None => out.write(b"?"),
+                    }
+                    #[cfg(allocprof_tags)]
+                    let _ = write!(out, " accounted:{}", row.accounted);
+                    out.write(b"\n");
+                }
+                Ok(())
+            })
+            .unwrap_or(Ok(()))
+    }
 }

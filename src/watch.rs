@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Watched allocations: those of call sites with the `s` (stacks) or `a`
-//! (ages) flag of the control file (`control.rs`), and the pages of call
-//! sites with `n` (nodes).
+//! Watched allocations: those of call sites with the `s` (stacks), `a`
+//! (ages) or `m` (memory cgroups) flag of the control file (`control.rs`),
+//! and the pages of call sites with `n` (nodes).
 //!
 //! Each watched allocation gets an entry in a fixed table.  On 6.12 its
 //! page back-reference or object slot holds the entry's [`WatchId`] in
@@ -20,7 +20,10 @@
 //! An entry keeps the call site, the live bytes and calls of the
 //! allocation (a split page allocation is several calls, a partial free
 //! takes bytes), its chain, its start time and the node of its pages,
-//! which a migration changes (`Watch::moved`).  Slab and percpu objects
+//! which a migration changes (`Watch::moved`), and with `m` the memory
+//! cgroup the allocating context charges to (`sys::memcg`), held in a
+//! table of [`MEMCGS`] cgroups, and whether the allocation asked to be
+//! charged (7.3: the flags the hooks are handed).  Slab and percpu objects
 //! have no node here: the object hooks are handed the object's slot, not
 //! the object, so an object of a call site with `n` alone is not watched.
 //! Chains are kept per call site and stack-depot handle, with the bytes
@@ -36,6 +39,7 @@ use kernel::{alloc::flags::GFP_KERNEL, error::Result, prelude::*, ThisModule};
 use crate::ids::{Flags, SiteId, WATCH_ENTRIES, WATCH_FIRST};
 use crate::sys::backend::Gfp;
 use crate::sys::debugfs::Text;
+use crate::sys::memcg::{CurrentMemcg, MemcgRef};
 use crate::sys::mm::NodeId;
 #[cfg(allocprof_tags)]
 use crate::sys::mm::Pfn;
@@ -50,6 +54,10 @@ pub(crate) const CHAINS: usize = 4096;
 const BUCKETS: usize = 1024;
 /// The end of an index list.
 const NIL: u16 = u16::MAX;
+/// Memory cgroups the tables hold at once (`m`).  A cgroup's slot is
+/// released when no live allocation names it and a report or a control
+/// write sweeps the table (process context: see `sys::memcg`).
+pub(crate) const MEMCGS: usize = 64;
 /// Hash buckets of the entries' keys (7.3).
 #[cfg(allocprof_tags)]
 const KEY_BUCKETS: usize = 4096;
@@ -128,6 +136,42 @@ struct Entry {
     since: u64,
     /// The node of its pages, with `n`.
     node: Option<NodeId>,
+    /// Its memory cgroup, with `m`.
+    memcg: MemcgOf,
+    /// Whether it asked to be charged to its memory cgroup.
+    accounted: bool,
+}
+
+/// Where a watched allocation's memory cgroup is kept.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MemcgOf {
+    /// Its call site has no `m`.
+    Unkept,
+    /// Its context charges no memory cgroup (a kernel thread, an
+    /// interrupt).
+    Nothing,
+    /// The cgroup in this slot of the memcg table.
+    Slot(u8),
+    /// The memcg table was full.
+    Full,
+}
+
+impl MemcgOf {
+    /// As a report row's key: a slot's index, or past them.
+    fn code(self) -> Option<u32> {
+        match self {
+            MemcgOf::Unkept => None,
+            MemcgOf::Slot(i) => Some(u32::from(i)),
+            MemcgOf::Nothing => Some(MEMCGS as u32),
+            MemcgOf::Full => Some(MEMCGS as u32 + 1),
+        }
+    }
+}
+
+/// A slot of the memcg table: a cgroup held and its live allocations.
+struct MemcgSlot {
+    held: Option<MemcgRef>,
+    live: u32,
 }
 
 /// The live watched allocations of one call site made through one chain.
@@ -177,6 +221,9 @@ struct Tables {
     /// rounded down to find the allocation it is a piece of.
     #[cfg(allocprof_tags)]
     max_order: u32,
+    /// The memory cgroups of live entries with `m` (and some without any
+    /// left, until swept).
+    memcgs: KVVec<MemcgSlot>,
 }
 
 /// A chain as the stacks report shows it.
@@ -196,6 +243,19 @@ pub(crate) struct NodeRow {
     pub(crate) node: NodeId,
     pub(crate) bytes: u64,
     pub(crate) calls: u64,
+}
+
+/// Live watched bytes and calls of one call site in one memory cgroup.
+#[derive(Clone, Copy)]
+pub(crate) struct MemcgRow {
+    pub(crate) site: SiteId,
+    /// The slot of its cgroup in the names [`Watch::memcgs`] returns;
+    /// [`MEMCGS`]: no cgroup; past it: the table was full.
+    pub(crate) memcg: u32,
+    pub(crate) bytes: u64,
+    pub(crate) calls: u64,
+    /// Of `bytes`, those asked to be charged (7.3).
+    pub(crate) accounted: u64,
 }
 
 /// Live watched bytes and calls of one call site in one age bucket.
@@ -262,6 +322,8 @@ impl Tables {
             calls: 0,
             since: 0,
             node: None,
+            memcg: MemcgOf::Unkept,
+            accounted: false,
         };
         let free_chain = Chain {
             site: None,
@@ -295,6 +357,16 @@ impl Tables {
             chains.push(Chain { next, ..free_chain }, GFP_KERNEL)?;
         }
         let buckets = KVVec::from_elem(NIL, BUCKETS, GFP_KERNEL)?;
+        let mut memcgs = KVVec::with_capacity(MEMCGS, GFP_KERNEL)?;
+        for _ in 0..MEMCGS {
+            memcgs.push(
+                MemcgSlot {
+                    held: None,
+                    live: 0,
+                },
+                GFP_KERNEL,
+            )?;
+        }
         Ok(KBox::new(
             Self {
                 entries,
@@ -312,6 +384,7 @@ impl Tables {
                 key_buckets: KVVec::from_elem(NIL, KEY_BUCKETS, GFP_KERNEL)?,
                 #[cfg(allocprof_tags)]
                 max_order: 0,
+                memcgs,
             },
             GFP_KERNEL,
         )?)
@@ -321,7 +394,8 @@ impl Tables {
     fn size(&self) -> usize {
         let size = self.entries.len() * core::mem::size_of::<Entry>()
             + self.chains.len() * core::mem::size_of::<Chain>()
-            + self.buckets.len() * core::mem::size_of::<u16>();
+            + self.buckets.len() * core::mem::size_of::<u16>()
+            + self.memcgs.len() * core::mem::size_of::<MemcgSlot>();
         #[cfg(allocprof_tags)]
         let size = size
             + self.keys.len() * core::mem::size_of::<Option<Key>>()
@@ -391,8 +465,9 @@ impl Tables {
 
     /// A new watched allocation of `bytes` at `site`, one call: with a
     /// chain if `stacks` (`stack` is its saved call chain, if it could be
-    /// saved), since `since` (0: no age), on `node`.  `None` if the tables
-    /// are full.
+    /// saved), since `since` (0: no age), on `node`, in `memcg` (a slot
+    /// [`Tables::memcg_of`] gave), `accounted` or not.  `None` if the
+    /// tables are full.
     #[allow(clippy::too_many_arguments)]
     fn insert(
         &mut self,
@@ -401,6 +476,8 @@ impl Tables {
         stack: Option<StackHandle>,
         since: u64,
         node: Option<NodeId>,
+        memcg: MemcgOf,
+        accounted: bool,
         task: TaskId,
         bytes: u64,
     ) -> Option<WatchId> {
@@ -427,7 +504,10 @@ impl Tables {
             calls: 1,
             since,
             node,
+            memcg,
+            accounted,
         };
+        self.hold_memcg(memcg);
         self.live_entries += 1;
         Some(WatchId(e))
     }
@@ -458,6 +538,8 @@ impl Tables {
         if done {
             #[cfg(allocprof_tags)]
             self.unkey(w);
+            let memcg = self.entries[w.index()].memcg;
+            self.release_memcg(memcg);
             let entry = &mut self.entries[w.index()];
             entry.site = None;
             entry.link = self.free_entry;
@@ -465,6 +547,45 @@ impl Tables {
             self.live_entries -= 1;
         }
         Some(site)
+    }
+}
+
+impl Tables {
+    /// Where an allocation made by the context `current` is kept (`m`):
+    /// the slot that holds its cgroup, a new one if none does, or `Full`.
+    /// Hooks only (preemption is off, see [`CurrentMemcg`]).
+    fn memcg_of(&mut self, current: Option<&CurrentMemcg>) -> MemcgOf {
+        let Some(current) = current else {
+            return MemcgOf::Nothing;
+        };
+        let mut free = None;
+        for (i, slot) in self.memcgs.iter().enumerate() {
+            match &slot.held {
+                Some(held) if current.is(held) => return MemcgOf::Slot(i as u8),
+                None if free.is_none() => free = Some(i),
+                _ => {}
+            }
+        }
+        let Some(i) = free else {
+            return MemcgOf::Full;
+        };
+        self.memcgs[i].held = Some(current.hold());
+        MemcgOf::Slot(i as u8)
+    }
+
+    /// A live entry names `memcg`.
+    fn hold_memcg(&mut self, memcg: MemcgOf) {
+        if let MemcgOf::Slot(i) = memcg {
+            self.memcgs[usize::from(i)].live += 1;
+        }
+    }
+
+    /// An entry that named `memcg` was freed.  The cgroup stays held
+    /// until a sweep ([`Watch::sweep_memcgs`]): this may be an interrupt.
+    fn release_memcg(&mut self, memcg: MemcgOf) {
+        if let MemcgOf::Slot(i) = memcg {
+            self.memcgs[usize::from(i)].live -= 1;
+        }
     }
 }
 
@@ -580,6 +701,7 @@ impl Tables {
             calls: 1,
             ..old
         };
+        self.hold_memcg(old.memcg);
         self.live_entries += 1;
         Some(WatchId(e))
     }
@@ -623,6 +745,9 @@ pub(crate) struct Watch {
     full: AtomicU64,
     /// Allocations not watched because they were made inside `track`.
     nested: AtomicU64,
+    /// Allocations watched without their memory cgroup: the memcg table
+    /// was full.
+    memcg_full: AtomicU64,
     /// The module, whose frames a saved chain leaves out.
     module: &'static ThisModule,
 }
@@ -636,6 +761,7 @@ impl Watch {
             busy,
             full: AtomicU64::new(0),
             nested: AtomicU64::new(0),
+            memcg_full: AtomicU64::new(0),
             module,
         }))
     }
@@ -656,9 +782,10 @@ impl Watch {
 
     /// A new allocation of `bytes` at `site`, with `flags`, of pages on
     /// `node` (`None`: an object): the id to store for it, if it is
-    /// watched (`s`, `a`, or `n` and pages) and could be; its chain is kept
-    /// as `gfp`, the allocation's flags, allows (`Trace::save`).  Hooks
-    /// only (preemption is off).
+    /// watched (`s`, `a`, `m`, or `n` and pages) and could be; its chain is
+    /// kept as `gfp`, the allocation's flags, allows (`Trace::save`), and
+    /// they say whether it asked to be charged to its memory cgroup.
+    /// Hooks only (preemption is off).
     pub(crate) fn track(
         &self,
         site: SiteId,
@@ -670,7 +797,12 @@ impl Watch {
         // The caller read the flags from the tag, which a control write may
         // have changed back to the default since the hook read it.
         let node = node.filter(|_| flags.contains(Flags::NODES));
-        if !flags.contains(Flags::STACKS) && !flags.contains(Flags::AGES) && node.is_none() {
+        let memcg = flags.contains(Flags::MEMCG);
+        if !flags.contains(Flags::STACKS)
+            && !flags.contains(Flags::AGES)
+            && node.is_none()
+            && !memcg
+        {
             return None;
         }
         let busy = self.busy.as_percpu_ptr();
@@ -694,16 +826,36 @@ impl Watch {
             0
         };
         let task = TaskId::current();
+        // SAFETY: Hooks run with preemption off, until after the value is
+        // dropped at the end of this function.
+        let current = memcg.then(|| unsafe { CurrentMemcg::get() });
+        // Charged, as `__memcg_kmem_charge_page()` and
+        // `memcg_slab_post_alloc_hook()` charge: asked for, and a memory
+        // cgroup other than the root to charge.
+        let accounted = gfp.accounted().unwrap_or(false)
+            && current
+                .as_ref()
+                .and_then(Option::as_ref)
+                .is_some_and(|c| !c.is_root());
         let w = self.tables.lock().as_mut().and_then(|t| {
-            t.insert(
+            let memcg = current
+                .as_ref()
+                .map_or(MemcgOf::Unkept, |c| t.memcg_of(c.as_ref()));
+            let w = t.insert(
                 site,
                 flags.contains(Flags::STACKS),
                 stack,
                 since,
                 node,
+                memcg,
+                accounted,
                 task,
                 bytes,
-            )
+            );
+            if w.is_some() && memcg == MemcgOf::Full {
+                self.memcg_full.fetch_add(1, Ordering::Relaxed);
+            }
+            w
         });
         if w.is_none() {
             self.full.fetch_add(1, Ordering::Relaxed);
@@ -817,6 +969,64 @@ impl Watch {
         Ok(rows)
     }
 
+    /// Releases the memory cgroups no live allocation names any more, so
+    /// that their slots take others.  Process context (see `sys::memcg`).
+    pub(crate) fn sweep_memcgs(&self) {
+        let mut released: [Option<MemcgRef>; MEMCGS] = [const { None }; MEMCGS];
+        if let Some(t) = self.tables.lock().as_mut() {
+            for (slot, out) in t.memcgs.iter_mut().zip(released.iter_mut()) {
+                if slot.live == 0 {
+                    *out = slot.held.take();
+                }
+            }
+        }
+        // The references are put here, after the lock.
+        drop(released);
+    }
+
+    /// The live allocations with `m`, by call site (in id order) and
+    /// memory cgroup, and the cgroups their rows name (by slot), held
+    /// until the caller drops them; allocations watched without their
+    /// cgroup (the table was full).  Process context.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn memcgs(&self) -> Result<(KVVec<MemcgRow>, KVVec<Option<MemcgRef>>, u64)> {
+        self.sweep_memcgs();
+        let mut names = KVVec::with_capacity(MEMCGS, GFP_KERNEL)?;
+        let rows = self.rows_then(
+            |e| {
+                Some(MemcgRow {
+                    site: e.site?,
+                    memcg: e.memcg.code()?,
+                    bytes: e.bytes,
+                    calls: e.calls,
+                    accounted: if e.accounted { e.bytes } else { 0 },
+                })
+            },
+            |t| {
+                for slot in t.memcgs.iter() {
+                    // Room for every slot was reserved above.
+                    let _ = names.push(slot.held.clone(), GFP_ATOMIC);
+                }
+            },
+        )?;
+        Ok((rows, names, self.memcg_full.load(Ordering::Relaxed)))
+    }
+
+    /// The live watched bytes of `site` that asked to be charged to a
+    /// memory cgroup (7.3; 6.12's hooks are not handed the allocation's
+    /// flags).  A scan of the table, for the few call sites with `m`.
+    #[cfg(allocprof_tags)]
+    pub(crate) fn accounted(&self, site: SiteId) -> u64 {
+        let tables = self.tables.lock();
+        tables.as_ref().map_or(0, |t| {
+            t.entries
+                .iter()
+                .filter(|e| e.site == Some(site) && e.accounted)
+                .map(|e| e.bytes)
+                .sum()
+        })
+    }
+
     /// The live allocations with an age, by call site (in id order) and
     /// age bucket.
     pub(crate) fn ages(&self) -> Result<KVVec<AgeRow>> {
@@ -878,12 +1088,23 @@ impl Watch {
     /// The rows `row` makes of the live entries, in the order of their
     /// keys, those of one key merged into one.
     fn rows<R: Row>(&self, row: impl Fn(&Entry) -> Option<R>) -> Result<KVVec<R>> {
+        self.rows_then(row, |_| {})
+    }
+
+    /// [`Watch::rows`], and `then` on the tables as the rows were made
+    /// (under the same lock).
+    fn rows_then<R: Row>(
+        &self,
+        row: impl Fn(&Entry) -> Option<R>,
+        then: impl FnOnce(&Tables),
+    ) -> Result<KVVec<R>> {
         let mut rows = KVVec::with_capacity(WATCH_ENTRIES, GFP_KERNEL)?;
         if let Some(t) = self.tables.lock().as_ref() {
             for r in t.entries.iter().filter_map(row) {
                 // Room for every entry was reserved above.
                 let _ = rows.push(r, GFP_ATOMIC);
             }
+            then(t);
         }
         heap_sort(&mut rows, |a, b| a.key() < b.key());
         let mut merged: KVVec<R> = KVVec::with_capacity(rows.len(), GFP_KERNEL)?;
@@ -917,6 +1138,18 @@ impl Row for AgeRow {
     fn add(&mut self, other: &Self) {
         self.bytes += other.bytes;
         self.calls += other.calls;
+    }
+}
+
+impl Row for MemcgRow {
+    fn key(&self) -> (SiteId, u32) {
+        (self.site, self.memcg)
+    }
+
+    fn add(&mut self, other: &Self) {
+        self.bytes += other.bytes;
+        self.calls += other.calls;
+        self.accounted += other.accounted;
     }
 }
 

@@ -297,7 +297,7 @@ int ap_cut_inaccurate(char *line)
 		key = strrchr(line, ' ');
 		line[l - 1] = ' ';
 		if (!key || (strncmp(key, " node:", 6) && strncmp(key, " allocated:", 11) &&
-			     strncmp(key, " freed:", 7)))
+			     strncmp(key, " freed:", 7) && strncmp(key, " accounted:", 11)))
 			break;
 		strcpy(key, " ");
 		l = strlen(line);

@@ -568,7 +568,7 @@ static int may_give_f(const char *b, size_t len)
 	for (i = 0; i < len; i++) {
 		if (b[i] != '+' && b[i] != '=')
 			continue;
-		for (j = i + 1; j < len && strchr("psanfc_", b[j]) && b[j]; j++)
+		for (j = i + 1; j < len && strchr("psanfcm_", b[j]) && b[j]; j++)
 			if (b[j] == 'f')
 				return 1;
 	}

@@ -278,7 +278,7 @@ static const struct {
 	const char *command;
 	const char *word;
 } bad_commands[] = {
-	{ "func aptest_kmalloc_100 +cx", "unknown flag 'x' in '+cx' (flags are p, s, a, n, f, c;" },
+	{ "func aptest_kmalloc_100 +cx", "unknown flag 'x' in '+cx' (flags are p, s, a, n, f, c, m;" },
 	{ "func aptest_kmalloc_100 +c times=1", "knobs are for f: '+c'" },
 	{ "func aptest_kmalloc_100 +c; func aptest_kmalloc_8 c", "'c' is not a keyword nor flags" },
 };

@@ -687,6 +687,16 @@ impl Gfp {
         (self.0 & kswapd) | bindings::__GFP_NOWARN
     }
 
+    /// Whether the allocation asks to be charged to a memory cgroup
+    /// (`__GFP_ACCOUNT`); `None` on 6.12, whose hooks are not handed the
+    /// allocation's flags.
+    pub(crate) fn accounted(self) -> Option<bool> {
+        #[cfg(allocprof_tags)]
+        return Some(self.0 & (1 << bindings::___GFP_ACCOUNT_BIT) != 0);
+        #[cfg(not(allocprof_tags))]
+        None
+    }
+
     /// Whether the allocation may not fail (`__GFP_NOFAIL`): the kernel
     /// never asks for those; a back end checks again.
     pub(crate) fn nofail(self) -> bool {

@@ -6,7 +6,7 @@
 //! back-end hook interface of the patched kernel, per-CPU memory, page frame
 //! numbers, `seq_file`/procfs, debugfs, sysctl, module parameters, a mutex that
 //! can be tried, an irq-safe raw spinlock, call chains and the stack depot, the
-//! current task and the clock, and kernel log lines.  Above it, `unsafe` is left
+//! current task and the clock, memory cgroups, and kernel log lines.  Above it, `unsafe` is left
 //! only where a contract of these wrappers must be kept by the caller:
 //! per-CPU addresses (`counters.rs`, `watch.rs`) and the lifetime of a
 //! section's tags (`tags.rs`), each with its `SAFETY` comment.
@@ -14,6 +14,7 @@
 pub(crate) mod backend;
 pub(crate) mod compat;
 pub(crate) mod debugfs;
+pub(crate) mod memcg;
 pub(crate) mod mm;
 pub(crate) mod module;
 pub(crate) mod param;
