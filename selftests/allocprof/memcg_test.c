@@ -10,10 +10,13 @@
  * not), this task moves itself into cgroups A and B and has the test module
  * allocate there, from descriptors opened before, so that nothing else it
  * does is charged to them:
- * - pages with __GFP_ACCOUNT: 1024 in A, 512 in B: one row each, exactly,
- *   and the cgroups' "kernel" figure of memory.stat grew by the same bytes;
- *   in the root cgroup, which the kernel charges nothing, 3 pages: a row
- *   "/" (accounted:0); freed, no row, and memory.stat back where it was;
+ * - blocks of 256 pages with __GFP_ACCOUNT: 4 in A, 2 in B: one row each,
+ *   exactly, and the cgroups' "kernel" figure of memory.stat grew by the
+ *   same bytes (each block is one update of the cgroup's statistics, more
+ *   than the batch after which a read of memory.stat flushes them, so the
+ *   figure read is exact whenever the periodic flush ran); in the root
+ *   cgroup, which the kernel charges nothing, 3 pages: a row "/"
+ *   (accounted:0); freed, no row, and memory.stat back where it was;
  * - slab objects with __GFP_ACCOUNT in A: a row of the site's own figures;
  * - a removed cgroup keeps its row (and path) while its pages live;
  * - -m keeps the rows of allocations made before it, adds none after;
@@ -190,7 +193,10 @@ static int row_is(const char *func, const char *path, long long bytes, unsigned 
 static int procs_a = -1, procs_b = -1;
 static long long kernel_a, kernel_b;
 
-/* Pages with __GFP_ACCOUNT in A and B: rows and memory.stat agree. */
+/* Bytes of one block of pages_account_8. */
+#define BLOCK (256 * page)
+
+/* Blocks with __GFP_ACCOUNT in A and B: rows and memory.stat agree. */
 static void t_pages(int i)
 {
 	long long a, b;
@@ -199,26 +205,26 @@ static void t_pages(int i)
 	(void)i;
 	kernel_a = kernel_of("a");
 	kernel_b = kernel_of("b");
-	ok = control("func aptest_pages_account +m") == 0 && !alloc_in(procs_a, "pages_account", 1024) &&
-	     !alloc_in(procs_b, "pages_account", 512);
+	ok = control("func aptest_pages_account_8 +m; func aptest_pages_account +m") == 0 &&
+	     !alloc_in(procs_a, "pages_account_8", 4) && !alloc_in(procs_b, "pages_account_8", 2);
 	a = kernel_of("a") - kernel_a;
 	b = kernel_of("b") - kernel_b;
-	ok = ok && row_is("pages_account", "/ap_memcg_a", 1024 * page, 1024, 1024 * page) &&
-	     row_is("pages_account", "/ap_memcg_b", 512 * page, 512, 512 * page) && rows() == 2;
-	ksft_test_result(ok && a == 1024 * page && b == 512 * page,
-			 "1024 pages in A, 512 in B: rows exact; memory.stat kernel +%lld, +%lld\n", a,
-			 b);
+	ok = ok && row_is("pages_account_8", "/ap_memcg_a", 4 * BLOCK, 4, 4 * BLOCK) &&
+	     row_is("pages_account_8", "/ap_memcg_b", 2 * BLOCK, 2, 2 * BLOCK) && rows() == 2;
+	ksft_test_result(ok && a == 4 * BLOCK && b == 2 * BLOCK,
+			 "4 blocks of 256 pages in A, 2 in B: rows exact; memory.stat kernel +%lld, +%lld\n",
+			 a, b);
 }
 
 /* The 2.0 line: accounted: on 7.3, none on 6.12. */
 static void t_info(int i)
 {
-	long long want = ap_kernel_keeps_refs() ? 1536 * page : -1, got;
+	long long want = ap_kernel_keeps_refs() ? 6 * BLOCK : -1, got;
 
 	(void)i;
-	got = info_accounted("pages_account");
-	ksft_test_result(got == want && ap_expect("aptest_pages_account", 1536 * page, 1536),
-			 "/proc/allocinfo: accounted:%lld (expected %lld), the site 1536 pages\n", got,
+	got = info_accounted("pages_account_8");
+	ksft_test_result(got == want && ap_expect("aptest_pages_account_8", 6 * BLOCK, 6),
+			 "/proc/allocinfo: accounted:%lld (expected %lld), the site 6 blocks\n", got,
 			 want);
 }
 
@@ -240,7 +246,8 @@ static void t_free(int i)
 	int ok;
 
 	(void)i;
-	ok = ap_test_free("pages_account") == 0 && rows() == 0 && header_is(0, 0);
+	ok = ap_test_free("pages_account_8") == 0 && ap_test_free("pages_account") == 0 &&
+	     rows() == 0 && header_is(0, 0);
 	a = kernel_of("a");
 	b = kernel_of("b");
 	ksft_test_result(ok && a == kernel_a && b == kernel_b,

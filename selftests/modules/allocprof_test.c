@@ -390,6 +390,17 @@ static noinline void *aptest_pages_account(struct aptest_site *site)
 	return alloc_pages(GFP_KERNEL_ACCOUNT, 0);
 }
 
+/*
+ * 256 pages charged at once: one update of the memory cgroup's statistics
+ * larger than the batch after which reading memory.stat flushes them
+ * (memcg_vmstats_needs_flush(): 64 pages a CPU), so that a read after it
+ * is exact whatever the periodic flush did (memcg_test).
+ */
+static noinline void *aptest_pages_account_8(struct aptest_site *site)
+{
+	return alloc_pages(GFP_KERNEL_ACCOUNT, 8);
+}
+
 static noinline void *aptest_percpu_48(struct aptest_site *site)
 {
 	return (void __force *)__alloc_percpu_gfp(site->size, APTEST_PERCPU_ALIGN,
@@ -494,6 +505,8 @@ static struct aptest_site aptest_sites[] = {
 	{ "kmalloc_account", APTEST_SLAB, 100, 0, aptest_kmalloc_account, aptest_kfree,
 	  .account = true },
 	{ "pages_account", APTEST_PAGES, 0, 0, aptest_pages_account, aptest_free_pages },
+	{ "pages_account_8", APTEST_PAGES, 0, 8, aptest_pages_account_8,
+	  aptest_free_pages },
 	{ "kmalloc_nofail", APTEST_SLAB, 100, 0, aptest_kmalloc_nofail, aptest_kfree },
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
 	{ "kmalloc_nolock", APTEST_SLAB, 100, 0, aptest_kmalloc_nolock,
