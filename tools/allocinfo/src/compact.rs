@@ -25,7 +25,7 @@
 //! * `#` lines are comments; blank lines are skipped.
 
 use crate::parsed::{ParseErrorKind, ParseIssue, Parsed, Version};
-use crate::record::Record;
+use crate::record::{Churn, Record};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -203,6 +203,7 @@ fn decode_record(
             _ => Err(format!("unexpected field {kv:?}")),
         })
         .collect::<Result<Vec<_>, _>>()?;
+    Churn::from_extra(&extra).map_err(|e| e.to_string())?;
     Ok(Record {
         bytes,
         calls,
@@ -248,6 +249,7 @@ mod tests {
         4096        1 mm/slub.c:12 [foo_mod] func:alloc_slab_page accurate:no 
        -4096        1 drivers/foo/bar.c:77 [foo_mod] func:foo_probe x:1:2 
       229376       56 mm/slub.c:2345 func:alloc_slab_page 
+         640        5 mm/slub.c:2345 func:new_slab allocated:640/5 freed:512/4 
 ";
 
     #[test]
@@ -264,10 +266,12 @@ mod tests {
                 "4096 1 = -2343 'foo_mod 1 accurate:no",
                 "-4096 1 'drivers/foo/bar.c 77 = 'foo_probe x:1:2",
                 "229376 56 0 2345 - 1",
+                "640 5 = +0 - 2 allocated:640/5 freed:512/4",
             ]
         );
         let back = decode(&c);
         assert_eq!(back, p);
+        assert_eq!(back.records[5].churn().map(|c| c.frees), Some(4));
         // The parser's entry point recognises the form.
         assert_eq!(parse_str(&c), p);
         assert_eq!(decode(&encode(None, &[])), Parsed::default());
@@ -286,7 +290,7 @@ mod tests {
     fn malformed_lines_are_reported_with_numbers() {
         let p = decode(
             "allocinfo compact 1 source:1.0\n# c\n\n1 1 'a.c 1 - 'f\nx 1 = +1 - =\n1 1 = +1 - 7\n\
-             1 1 = 5 - 'g junk\n1 1 =\n1 1 0 -9 - 1\n1 1 0 1 '\n",
+             1 1 = 5 - 'g junk\n1 1 =\n1 1 0 -9 - 1\n1 1 0 1 '\n1 1 0 1 - 'h allocated:1/1\n",
         );
         assert_eq!(p.version, Some(Version { major: 1, minor: 0 }));
         assert_eq!(p.records.len(), 1);
@@ -316,6 +320,10 @@ mod tests {
                     "invalid compact record: line delta -9 out of range".into()
                 ),
                 (10, "invalid compact record: empty name".into()),
+                (
+                    11,
+                    "invalid compact record: allocated: without freed:".into()
+                ),
             ]
         );
         let p = decode("allocinfo compact 2\n1 1 'a 1 - 'f\n");

@@ -6,7 +6,7 @@
 //! users often pipe the file through `sort -g`, and may be missing entirely.
 
 use crate::parsed::{ParseErrorKind, ParseIssue, Parsed, Version};
-use crate::record::Record;
+use crate::record::{Churn, Record};
 
 /// Prefix of the version header line.
 pub const HEADER_PREFIX: &str = "allocinfo - version:";
@@ -118,6 +118,7 @@ fn parse_record(line: &str) -> Result<Record, ParseErrorKind> {
         }
     }
     let func = func.ok_or(ParseErrorKind::MissingFunc)?;
+    Churn::from_extra(&extra).map_err(ParseErrorKind::Churn)?;
     Ok(Record {
         bytes,
         calls,
@@ -170,6 +171,64 @@ mod tests {
         assert!(!p.records[0].is_accurate());
         assert_eq!(p.records[1].extra_value("future"), Some("thing"));
         assert_eq!(p.records[1].module.as_deref(), Some("m"));
+    }
+
+    #[test]
+    fn parses_churn_keys() {
+        // As allocprof prints them (Documentation/control.md), after
+        // accurate:no when the line has it.
+        let p = parse_str(
+            "allocinfo - version: 2.0\n\
+             \x20        640        5 /m/allocprof_test.c:152 [allocprof_test] func:aptest_kmalloc_100 allocated:640/5 freed:512/4 \n\
+             \x20     131072        4 mm/x.c:193 func:y accurate:no allocated:98304/3 freed:-32768/-1 \n\
+             \x20       4096        1 mm/z.c:1 func:z accurate:no \n",
+        );
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        let churn: Vec<Option<Churn>> = p.records.iter().map(Record::churn).collect();
+        assert_eq!(
+            churn,
+            vec![
+                Some(Churn {
+                    allocs: 5,
+                    alloc_bytes: 640,
+                    frees: 4,
+                    free_bytes: 512
+                }),
+                Some(Churn {
+                    allocs: 3,
+                    alloc_bytes: 98304,
+                    frees: -1,
+                    free_bytes: -32768
+                }),
+                None,
+            ]
+        );
+        assert!(!p.records[1].is_accurate());
+        assert_eq!(p.records[0].extra_value("allocated"), Some("640/5"));
+    }
+
+    #[test]
+    fn malformed_churn_keys_are_malformed_lines() {
+        let p = parse_str(
+            "allocinfo - version: 2.0\n\
+             1 1 a.c:1 func:f allocated:640 freed:0/0\n\
+             1 1 a.c:2 func:f allocated:1/1\n\
+             1 1 a.c:3 func:f allocated:1/1 freed:1/1 freed:1/1\n\
+             1 1 a.c:4 func:f allocated:-1/1 freed:0/0\n\
+             1 1 a.c:5 func:f allocated:1/1 freed:0/0\n",
+        );
+        let got: Vec<String> = p.issues.iter().map(|i| i.to_string()).collect();
+        assert_eq!(
+            got,
+            vec![
+                "line 2: malformed line (invalid allocated:640, expected allocated:BYTES/CALLS): \"1 1 a.c:1 func:f allocated:640 freed:0/0\"",
+                "line 3: malformed line (allocated: without freed:): \"1 1 a.c:2 func:f allocated:1/1\"",
+                "line 4: malformed line (freed: given twice): \"1 1 a.c:3 func:f allocated:1/1 freed:1/1 freed:1/1\"",
+                "line 5: malformed line (invalid allocated:-1/1, expected allocated:BYTES/CALLS): \"1 1 a.c:4 func:f allocated:-1/1 freed:0/0\"",
+            ]
+        );
+        assert_eq!(p.records.len(), 1);
+        assert_eq!(p.records[0].line, 5);
     }
 
     #[test]

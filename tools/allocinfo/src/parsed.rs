@@ -3,7 +3,7 @@
 //! [`crate::compact`]): the records, the format version and the malformed
 //! lines.
 
-use crate::record::Record;
+use crate::record::{ChurnError, Record};
 use std::fmt;
 
 /// Format version from the `allocinfo - version: X.Y` header.
@@ -43,6 +43,9 @@ pub enum ParseErrorKind {
     UnexpectedField(String),
     #[error("invalid version header {0:?}")]
     BadHeader(String),
+    /// The keys `allocated:` and `freed:` of allocprof's `c` flag.
+    #[error("{0}")]
+    Churn(ChurnError),
     /// A line of the compact snapshot form ([`crate::compact`]).
     #[error("invalid compact record: {0}")]
     Compact(String),

@@ -27,6 +27,118 @@ pub struct Record {
 /// Label used for built-in (non-module) call sites in tables and groupings.
 pub const BUILTIN_LABEL: &str = "(built-in)";
 
+/// The format 2.0 key of a call site's allocations since allocprof's `c`
+/// flag was set: `allocated:BYTES/CALLS`.
+pub const ALLOCATED_KEY: &str = "allocated";
+/// The format 2.0 key of a call site's frees since the `c` flag was set:
+/// `freed:BYTES/CALLS`.
+pub const FREED_KEY: &str = "freed";
+
+/// A call site's churn: its allocations and frees since allocprof's `c`
+/// flag was set on it, from the keys `allocated:BYTES/CALLS` and
+/// `freed:BYTES/CALLS` of its format 2.0 line. The frees are signed, as
+/// allocprof prints them: it derives them from the change in the live
+/// figures, and a reading beside an allocation under way may be one off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Churn {
+    /// Allocations since the flag was set.
+    pub allocs: u64,
+    /// Their bytes.
+    pub alloc_bytes: u64,
+    /// Frees since the flag was set.
+    pub frees: i64,
+    /// Their bytes.
+    pub free_bytes: i64,
+}
+
+/// Why a line's churn keys are not usable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChurnError {
+    #[error("invalid {key}:{value}, expected {key}:BYTES/CALLS")]
+    BadValue { key: &'static str, value: String },
+    #[error("{0}: given twice")]
+    Twice(&'static str),
+    #[error("{has}: without {lacks}:")]
+    Unpaired {
+        has: &'static str,
+        lacks: &'static str,
+    },
+}
+
+impl Churn {
+    /// The churn of the `extra` pairs of a line: `None` without the keys,
+    /// an error when they are malformed, given twice or one without the
+    /// other (allocprof prints both or neither).
+    pub fn from_extra(extra: &[(String, String)]) -> Result<Option<Churn>, ChurnError> {
+        fn one<'a>(
+            extra: &'a [(String, String)],
+            key: &'static str,
+        ) -> Result<Option<&'a str>, ChurnError> {
+            let mut values = extra.iter().filter(|(k, _)| k == key).map(|(_, v)| v);
+            let first = values.next();
+            if values.next().is_some() {
+                return Err(ChurnError::Twice(key));
+            }
+            Ok(first.map(String::as_str))
+        }
+        fn pair<T: std::str::FromStr>(key: &'static str, v: &str) -> Result<(T, T), ChurnError> {
+            v.split_once('/')
+                .and_then(|(b, c)| Some((b.parse().ok()?, c.parse().ok()?)))
+                .ok_or_else(|| ChurnError::BadValue {
+                    key,
+                    value: v.to_string(),
+                })
+        }
+        let allocated = one(extra, ALLOCATED_KEY)?;
+        let freed = one(extra, FREED_KEY)?;
+        match (allocated, freed) {
+            (None, None) => Ok(None),
+            (Some(_), None) => Err(ChurnError::Unpaired {
+                has: ALLOCATED_KEY,
+                lacks: FREED_KEY,
+            }),
+            (None, Some(_)) => Err(ChurnError::Unpaired {
+                has: FREED_KEY,
+                lacks: ALLOCATED_KEY,
+            }),
+            (Some(a), Some(f)) => {
+                let (alloc_bytes, allocs) = pair::<u64>(ALLOCATED_KEY, a)?;
+                let (free_bytes, frees) = pair::<i64>(FREED_KEY, f)?;
+                Ok(Some(Churn {
+                    allocs,
+                    alloc_bytes,
+                    frees,
+                    free_bytes,
+                }))
+            }
+        }
+    }
+
+    /// `allocated:BYTES/CALLS` and `freed:BYTES/CALLS`, as allocprof prints them.
+    pub fn to_extra(&self) -> [(String, String); 2] {
+        [
+            (
+                ALLOCATED_KEY.to_string(),
+                format!("{}/{}", self.alloc_bytes, self.allocs),
+            ),
+            (
+                FREED_KEY.to_string(),
+                format!("{}/{}", self.free_bytes, self.frees),
+            ),
+        ]
+    }
+
+    /// Both sites' churn together (wrapping as the kernel's counters do).
+    fn plus(self, o: Churn) -> Churn {
+        Churn {
+            allocs: self.allocs.wrapping_add(o.allocs),
+            alloc_bytes: self.alloc_bytes.wrapping_add(o.alloc_bytes),
+            frees: self.frees.wrapping_add(o.frees),
+            free_bytes: self.free_bytes.wrapping_add(o.free_bytes),
+        }
+    }
+}
+
 impl Record {
     /// The identity of this call site: (file, line, module, func).
     pub fn key(&self) -> SiteKey {
@@ -44,6 +156,13 @@ impl Record {
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The call site's churn (`allocated:` and `freed:`, allocprof's `c`
+    /// flag), if its line has the keys and they are well formed (the
+    /// parser reports malformed ones: [`Churn::from_extra`]).
+    pub fn churn(&self) -> Option<Churn> {
+        Churn::from_extra(&self.extra).ok().flatten()
     }
 
     /// False when the kernel flagged the counters as inaccurate (`accurate:no`).
@@ -133,14 +252,21 @@ impl fmt::Display for SiteKey {
 /// Merge records that share a [`SiteKey`] (e.g. `static inline` helpers in
 /// headers, instantiated in several compilation units, show up once per
 /// instance). Bytes and calls are summed, extra pairs are united (first value
-/// wins, except that `accurate:no` from any instance wins). Order of first
-/// appearance is kept.
+/// wins, except that `accurate:no` from any instance wins). The churn keys
+/// (`allocated:`, `freed:`) are summed when every instance has them, and
+/// left out when only some have them: their sum would miss the others'.
+/// Order of first appearance is kept.
 pub fn merge_duplicates(records: &[Record]) -> Vec<Record> {
     let mut index: std::collections::HashMap<SiteKey, usize> = Default::default();
     let mut out: Vec<Record> = Vec::with_capacity(records.len());
+    // For each record of `out` merged from several: the sum of their
+    // churn, `None` once an instance lacks it.
+    let mut churn: std::collections::HashMap<usize, Option<Churn>> = Default::default();
     for r in records {
         match index.get(&r.key()) {
             Some(&i) => {
+                let sum = churn.entry(i).or_insert_with(|| out[i].churn());
+                *sum = sum.zip(r.churn()).map(|(a, b)| a.plus(b));
                 let m = &mut out[i];
                 m.bytes = m.bytes.saturating_add(r.bytes);
                 m.calls = m.calls.saturating_add(r.calls);
@@ -159,6 +285,19 @@ pub fn merge_duplicates(records: &[Record]) -> Vec<Record> {
                 index.insert(r.key(), out.len());
                 out.push(r.clone());
             }
+        }
+    }
+    for (i, sum) in churn {
+        let extra = &mut out[i].extra;
+        match sum {
+            Some(c) => {
+                for (k, v) in c.to_extra() {
+                    if let Some(slot) = extra.iter_mut().find(|(mk, _)| *mk == k) {
+                        slot.1 = v;
+                    }
+                }
+            }
+            None => extra.retain(|(k, _)| k != ALLOCATED_KEY && k != FREED_KEY),
         }
     }
     out
@@ -197,6 +336,97 @@ mod tests {
         );
         assert!(!r.is_accurate());
         assert_eq!(r.key().to_string(), "mm/foo.c:12 bar");
+    }
+
+    fn with_extra(mut r: Record, pairs: &[(&str, &str)]) -> Record {
+        r.extra = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        r
+    }
+
+    #[test]
+    fn churn_keys_read_exactly() {
+        let r = with_extra(
+            rec(640, 5, "a.c", 1, None),
+            &[
+                ("accurate", "no"),
+                ("allocated", "77440/605"),
+                ("freed", "-512/-1"),
+            ],
+        );
+        assert_eq!(
+            r.churn(),
+            Some(Churn {
+                allocs: 605,
+                alloc_bytes: 77440,
+                frees: -1,
+                free_bytes: -512,
+            })
+        );
+        assert_eq!(rec(1, 1, "a.c", 1, None).churn(), None);
+        // u64 allocations to the last one.
+        let r = with_extra(
+            rec(0, 0, "a.c", 1, None),
+            &[
+                ("allocated", "18446744073709551615/18446744073709551615"),
+                ("freed", "0/0"),
+            ],
+        );
+        assert_eq!(r.churn().unwrap().allocs, u64::MAX);
+    }
+
+    #[test]
+    fn malformed_churn_keys_say_why() {
+        let err = |pairs: &[(&str, &str)]| {
+            let r = with_extra(rec(0, 0, "a.c", 1, None), pairs);
+            assert_eq!(r.churn(), None);
+            Churn::from_extra(&r.extra).unwrap_err().to_string()
+        };
+        assert_eq!(
+            err(&[("allocated", "640"), ("freed", "0/0")]),
+            "invalid allocated:640, expected allocated:BYTES/CALLS"
+        );
+        assert_eq!(
+            err(&[("allocated", "-640/5"), ("freed", "0/0")]),
+            "invalid allocated:-640/5, expected allocated:BYTES/CALLS"
+        );
+        assert_eq!(
+            err(&[("allocated", "640/5"), ("freed", "0/x")]),
+            "invalid freed:0/x, expected freed:BYTES/CALLS"
+        );
+        assert_eq!(err(&[("allocated", "640/5")]), "allocated: without freed:");
+        assert_eq!(err(&[("freed", "1/1")]), "freed: without allocated:");
+        assert_eq!(
+            err(&[("freed", "1/1"), ("allocated", "1/1"), ("freed", "1/1")]),
+            "freed: given twice"
+        );
+    }
+
+    #[test]
+    fn merge_sums_churn_of_every_instance_only() {
+        let a = with_extra(
+            rec(100, 1, "a.h", 1, None),
+            &[("allocated", "300/3"), ("freed", "200/2")],
+        );
+        let b = with_extra(
+            rec(50, 2, "a.h", 1, None),
+            &[("allocated", "70/7"), ("freed", "-10/-1")],
+        );
+        let merged = merge_duplicates(&[a.clone(), b]);
+        assert_eq!(
+            merged[0].extra_string(),
+            "allocated:370/10 freed:190/1",
+            "{merged:?}"
+        );
+        // One instance without the keys: the sum would miss it.
+        let c = rec(7, 1, "a.h", 1, None);
+        let merged = merge_duplicates(&[a.clone(), c.clone()]);
+        assert_eq!((merged[0].bytes, merged[0].churn()), (107, None));
+        assert_eq!(merged[0].extra_string(), "");
+        let merged = merge_duplicates(&[c, a]);
+        assert_eq!((merged[0].bytes, merged[0].churn()), (107, None));
     }
 
     #[test]
