@@ -29,6 +29,7 @@ pub mod nodes;
 pub mod parse;
 pub mod parsed;
 pub mod plot;
+pub mod rate;
 pub mod record;
 pub mod snap;
 pub mod split;
