@@ -322,24 +322,55 @@ impl SortKey {
     }
 }
 
+/// What `top` ranks by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TopBy {
+    /// Bytes currently allocated.
+    Bytes,
+    /// Number of live allocations.
+    Calls,
+    /// Allocations per second between two captures, OLD NEW (or --live, --interval
+    /// apart), from the allocated: and freed: keys that allocprof's c flag gives a call
+    /// site in format 2.0; frees per second beside them.
+    Rate,
+}
+
+impl TopBy {
+    /// The order of a live figure, `None` for `rate`.
+    pub fn live_key(self) -> Option<SortKey> {
+        match self {
+            TopBy::Bytes => Some(SortKey::Bytes),
+            TopBy::Calls => Some(SortKey::Calls),
+            TopBy::Rate => None,
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct TopArgs {
     /// Number of call sites to show (0 = all).
     #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = 10)]
     pub n: usize,
-    /// Rank by bytes or by number of live allocations.
-    #[arg(long, value_enum, default_value_t = SortKey::Bytes)]
-    pub by: SortKey,
-    /// Output format.
+    /// Rank by bytes, by number of live allocations, or by allocations per second
+    /// between two captures.
+    #[arg(long, value_enum, default_value_t = TopBy::Bytes)]
+    pub by: TopBy,
+    /// Output format (--by rate: table, json or csv).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     #[command(flatten)]
     pub filter: FilterArgs,
     #[command(flatten)]
     pub live: LiveArgs,
-    /// allocinfo file to read (text or compact form; `-` = standard input).
-    #[arg(value_name = "FILE", default_value = DEFAULT_SOURCE)]
-    pub input: String,
+    /// With --by rate and --live: seconds between the two captures (at least 1)
+    /// [default: 60].
+    #[arg(long, value_name = "S", value_parser = parse_interval)]
+    pub interval: Option<f64>,
+    /// allocinfo file to read (text or compact form; `-` = standard input)
+    /// [default: /proc/allocinfo]. With --by rate: two captures, OLD NEW, whose names
+    /// give their times (allocinfo-YYYYmmddTHHMMSSZ.txt, as `allocinfo snap` writes them).
+    #[arg(value_name = "FILE", num_args = 0..=2)]
+    pub input: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -8,6 +8,7 @@ pub mod leaks;
 pub mod nodes;
 pub mod parts;
 pub mod plot;
+pub mod rate;
 pub mod snap;
 pub mod stacks;
 pub mod top;

@@ -1,7 +1,7 @@
 //! `allocinfo top`: the call sites with the most memory allocated, or the
 //! most live allocations.
 
-use crate::cli::{FilterArgs, Format, SortKey, TopArgs};
+use crate::cli::{FilterArgs, Format, SortKey, TopArgs, UsageError, DEFAULT_SOURCE};
 use crate::input::{load, Input};
 use crate::render::{
     limit, prom_gauge, site_labels, to_csv, to_json, write_stdout, RenderError, SiteJson,
@@ -13,8 +13,24 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub fn run(a: TopArgs, verbose: bool) -> Result<()> {
-    let input = Input::new(&a.live, &a.input, verbose)?;
-    let (recs, summary) = top_sites(&input, &a.filter, a.by, a.n)?;
+    let Some(by) = a.by.live_key() else {
+        return super::rate::run(a, verbose);
+    };
+    if a.interval.is_some() {
+        return Err(UsageError("--interval needs --by rate and --live".into()).into());
+    }
+    let file = match a.input.as_slice() {
+        [] => DEFAULT_SOURCE,
+        [file] => file.as_str(),
+        _ => {
+            return Err(UsageError(
+                "top reads one FILE; two captures, OLD NEW, are for --by rate".into(),
+            )
+            .into())
+        }
+    };
+    let input = Input::new(&a.live, file, verbose)?;
+    let (recs, summary) = top_sites(&input, &a.filter, by, a.n)?;
     write_stdout(&render(&recs, summary, a.format)?)
 }
 
