@@ -27,8 +27,14 @@ fn every_prometheus_output_passes_promtool() {
     let ages = fixture("guest-allocprof-ages.txt");
     let nodes = fixture("guest-allocprof-nodes.txt");
     let faults = fixture("guest-allocprof-faults.txt");
-    let cases: [(&str, Vec<&str>); 7] = [
+    let churn = fixture("rates/allocinfo-20261128T120100Z.txt");
+    let cases: [(&str, Vec<&str>); 8] = [
         ("top", vec!["top", "-n", "0", "--format", "prometheus", &b]),
+        // Gauges and the four churn counters of allocprof's c flag.
+        (
+            "top with churn",
+            vec!["top", "-n", "0", "--format", "prometheus", &churn],
+        ),
         (
             "group by subsystem",
             vec![
@@ -73,6 +79,43 @@ fn every_prometheus_output_passes_promtool() {
             String::from_utf8_lossy(&o.stderr)
         );
     }
+}
+
+/// A negative free (allocprof's frees may be one off) is left out of the
+/// counters, with a note, and what is left passes promtool.
+#[test]
+fn negative_frees_are_left_out_of_the_counters() {
+    let text = "allocinfo - version: 2.0\n\
+                \x20        640        5 a.c:1 func:f allocated:640/5 freed:-128/-1 \n\
+                \x20        640        5 a.c:2 func:g allocated:640/5 freed:0/0 \n";
+    let o = common::run_stdin(&["top", "--format", "prometheus", "-"], text);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        common::stderr(&o),
+        "allocinfo: note: a.c:1 f: freed:-128/-1 is negative (allocprof's frees can be one off \
+         beside a free under way): left out of the frees counters\n"
+    );
+    let out = common::stdout(&o);
+    let frees: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("allocinfo_churn_free"))
+        .collect();
+    assert_eq!(
+        frees,
+        [
+            "allocinfo_churn_frees_total{file=\"a.c\",line=\"2\",function=\"g\",module=\"\"} 0",
+            "allocinfo_churn_freed_bytes_total{file=\"a.c\",line=\"2\",function=\"g\",module=\"\"} 0",
+        ]
+    );
+    assert_eq!(out.matches("allocinfo_churn_allocations_total{").count(), 2);
+    let o = promtool(&out);
+    assert!(
+        o.status.success() && o.stdout.is_empty() && o.stderr.is_empty(),
+        "promtool check metrics exited {:?}: {}{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 /// The check above can fail: promtool objects to a counter without the

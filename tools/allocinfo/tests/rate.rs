@@ -473,3 +473,61 @@ fn rate_live_reads_the_file_twice_an_interval_apart() {
         "{err}"
     );
 }
+
+#[test]
+fn prometheus_exports_the_churn_counters() {
+    let (out, err) = ok_in_rates(&["top", "-n", "0", "--format", "prometheus", NEW]);
+    assert_eq!(err, "");
+    let churn: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("allocinfo_churn_allocations_total"))
+        .collect();
+    let m = "/root/.cache/allocprof/modbuild/base/modules/allocprof_test.c";
+    assert_eq!(
+        churn,
+        [
+            "# HELP allocinfo_churn_allocations_total Allocations from a call site since \
+             allocprof's c flag was set on it (/proc/allocinfo allocated:).",
+            "# TYPE allocinfo_churn_allocations_total counter",
+            "allocinfo_churn_allocations_total{file=\"mm/slub.c\",line=\"2450\",function=\"alloc_slab_page\",module=\"\"} 1801",
+            "allocinfo_churn_allocations_total{file=\"fs/dcache.c\",line=\"1681\",function=\"__d_alloc\",module=\"\"} 1",
+            "allocinfo_churn_allocations_total{file=\"drivers/net/virtio_net.c\",line=\"2510\",function=\"add_recvbuf_mergeable\",module=\"virtio_net\"} 1",
+            "allocinfo_churn_allocations_total{file=\"net/core/skbuff.c\",line=\"659\",function=\"kmalloc_reserve\",module=\"\"} 10",
+            "allocinfo_churn_allocations_total{file=\"kernel/fork.c\",line=\"311\",function=\"alloc_thread_stack_node\",module=\"\"} 90",
+            &format!("allocinfo_churn_allocations_total{{file=\"{m}\",line=\"193\",function=\"aptest_alloc_pages_3\",module=\"allocprof_test\"}} 123"),
+            &format!("allocinfo_churn_allocations_total{{file=\"{m}\",line=\"152\",function=\"aptest_kmalloc_100\",module=\"allocprof_test\"}} 605"),
+        ]
+    );
+    // In the order of the gauges (bytes), one line a site with the keys, each counter.
+    for (name, want) in [
+        ("allocinfo_churn_frees_total", "1740 0 0 5 87 121 544"),
+        (
+            "allocinfo_churn_allocated_bytes_total",
+            "7376896 192 16384 20480 1474560 4030464 77440",
+        ),
+        (
+            "allocinfo_churn_freed_bytes_total",
+            "7127040 0 0 10240 1425408 3964928 69632",
+        ),
+    ] {
+        let values: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with(&format!("{name}{{")))
+            .map(|l| l.rsplit_once(' ').unwrap().1)
+            .collect();
+        assert_eq!(values.join(" "), want, "{name}");
+        assert!(out.contains(&format!("# TYPE {name} counter\n")), "{name}");
+    }
+    // The gauges are as before, a line for each of the 12 sites.
+    assert_eq!(out.matches("\nallocinfo_bytes{").count(), 12);
+    // Without the keys, no counter.
+    let (out, _) = ok2(&[
+        "top",
+        "-n",
+        "0",
+        "--format",
+        "prometheus",
+        &fixture("v2.txt"),
+    ]);
+    assert!(!out.contains("churn"), "{out}");
+}

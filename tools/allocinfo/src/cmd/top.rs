@@ -4,8 +4,8 @@
 use crate::cli::{FilterArgs, Format, SortKey, TopArgs, UsageError, DEFAULT_SOURCE};
 use crate::input::{load, Input};
 use crate::render::{
-    limit, prom_gauge, site_labels, to_csv, to_json, write_stdout, RenderError, SiteJson,
-    SiteTable, TopSummary,
+    limit, prom_gauge, prom_metric, site_labels, to_csv, to_json, write_stdout, RenderError,
+    SiteJson, SiteTable, TopSummary,
 };
 use allocinfo::record::Record;
 use anyhow::Result;
@@ -31,7 +31,58 @@ pub fn run(a: TopArgs, verbose: bool) -> Result<()> {
     };
     let input = Input::new(&a.live, file, verbose)?;
     let (recs, summary) = top_sites(&input, &a.filter, by, a.n)?;
+    if a.format == Format::Prometheus {
+        for note in negative_frees(&recs) {
+            eprintln!("allocinfo: note: {note}");
+        }
+    }
     write_stdout(&render(&recs, summary, a.format)?)
+}
+
+/// The churn counters of Prometheus: (name, help, the value of a site),
+/// `None` for a site without the keys or whose value a counter cannot
+/// take (negative frees).
+type ChurnCounter = (&'static str, &'static str, fn(&Record) -> Option<u64>);
+
+const CHURN_COUNTERS: [ChurnCounter; 4] = [
+    (
+        "allocinfo_churn_allocations_total",
+        "Allocations from a call site since allocprof's c flag was set on it (/proc/allocinfo allocated:).",
+        |r| Some(r.churn()?.allocs),
+    ),
+    (
+        "allocinfo_churn_frees_total",
+        "Frees of a call site's memory since allocprof's c flag was set on it (/proc/allocinfo freed:).",
+        |r| u64::try_from(r.churn()?.frees).ok(),
+    ),
+    (
+        "allocinfo_churn_allocated_bytes_total",
+        "Bytes allocated from a call site since allocprof's c flag was set on it (/proc/allocinfo allocated:).",
+        |r| Some(r.churn()?.alloc_bytes),
+    ),
+    (
+        "allocinfo_churn_freed_bytes_total",
+        "Bytes freed of a call site's memory since allocprof's c flag was set on it (/proc/allocinfo freed:).",
+        |r| u64::try_from(r.churn()?.free_bytes).ok(),
+    ),
+];
+
+/// The sites whose frees are negative, which the Prometheus counters leave out.
+fn negative_frees(rows: &[Record]) -> Vec<String> {
+    rows.iter()
+        .filter_map(|r| {
+            let c = r.churn()?;
+            (c.frees < 0 || c.free_bytes < 0).then(|| {
+                format!(
+                    "{}: freed:{}/{} is negative (allocprof's frees can be one off beside a \
+                     free under way): left out of the frees counters",
+                    r.key(),
+                    c.free_bytes,
+                    c.frees
+                )
+            })
+        })
+        .collect()
 }
 
 /// Filtered, min-bytes-trimmed and sorted call sites, plus the pre-limit summary.
@@ -134,6 +185,18 @@ fn render(rows: &[Record], summary: TopSummary, fmt: Format) -> Result<String, R
                 "Live allocations from a call site (/proc/allocinfo).",
                 rows.iter().map(|r| (labels(r), r.calls)),
             );
+            // The counters of allocprof's c flag, when a site has them.
+            if rows.iter().any(|r| r.churn().is_some()) {
+                for (name, help, value) in CHURN_COUNTERS {
+                    prom_metric(
+                        &mut out,
+                        name,
+                        "counter",
+                        help,
+                        rows.iter().filter_map(|r| Some((labels(r), value(r)?))),
+                    );
+                }
+            }
             Ok(out)
         }
     }
@@ -167,5 +230,58 @@ mod tests {
             "allocinfo_bytes{file=\"drivers/foo/b\\\"ar.c\",line=\"77\",function=\"foo_probe\",module=\"foo_mod\"} 8192\n"
         ));
         assert!(s.starts_with("# HELP allocinfo_bytes "));
+        assert!(!s.contains("churn"), "{s}");
+    }
+
+    #[test]
+    fn prometheus_churn_counters() {
+        let site = |func: &str, extra: &[(&str, &str)]| Record {
+            bytes: 640,
+            calls: 5,
+            file: "a.c".into(),
+            line: 1,
+            module: None,
+            func: func.into(),
+            extra: extra
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        let rows = [
+            site("f", &[("allocated", "77440/605"), ("freed", "69632/544")]),
+            site("g", &[]),
+            site("h", &[("allocated", "0/0"), ("freed", "-4096/-1")]),
+        ];
+        let s = render(&rows, TopSummary::of(&rows), Format::Prometheus).unwrap();
+        let l = |f: &str| format!("{{file=\"a.c\",line=\"1\",function=\"{f}\",module=\"\"}}");
+        let after_gauges = s.split_once("# HELP allocinfo_churn_").unwrap().1;
+        assert_eq!(
+            format!("# HELP allocinfo_churn_{after_gauges}"),
+            format!(
+                "# HELP allocinfo_churn_allocations_total Allocations from a call site since allocprof's c flag was set on it (/proc/allocinfo allocated:).\n\
+                 # TYPE allocinfo_churn_allocations_total counter\n\
+                 allocinfo_churn_allocations_total{f} 605\n\
+                 allocinfo_churn_allocations_total{h} 0\n\
+                 # HELP allocinfo_churn_frees_total Frees of a call site's memory since allocprof's c flag was set on it (/proc/allocinfo freed:).\n\
+                 # TYPE allocinfo_churn_frees_total counter\n\
+                 allocinfo_churn_frees_total{f} 544\n\
+                 # HELP allocinfo_churn_allocated_bytes_total Bytes allocated from a call site since allocprof's c flag was set on it (/proc/allocinfo allocated:).\n\
+                 # TYPE allocinfo_churn_allocated_bytes_total counter\n\
+                 allocinfo_churn_allocated_bytes_total{f} 77440\n\
+                 allocinfo_churn_allocated_bytes_total{h} 0\n\
+                 # HELP allocinfo_churn_freed_bytes_total Bytes freed of a call site's memory since allocprof's c flag was set on it (/proc/allocinfo freed:).\n\
+                 # TYPE allocinfo_churn_freed_bytes_total counter\n\
+                 allocinfo_churn_freed_bytes_total{f} 69632\n",
+                f = l("f"),
+                h = l("h"),
+            )
+        );
+        assert_eq!(
+            negative_frees(&rows),
+            [
+                "a.c:1 h: freed:-4096/-1 is negative (allocprof's frees can be one off beside a \
+              free under way): left out of the frees counters"
+            ]
+        );
     }
 }
