@@ -63,7 +63,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Cmd {
-    /// Show the call sites with the most memory allocated (or the most live allocations).
+    /// Show the call sites with the most memory allocated (or the most live allocations, or
+    /// the most allocations per second between two captures: --by rate).
     #[command(after_help = EXIT_CODES)]
     Top(TopArgs),
     /// Totals per subsystem, directory, module or function.
@@ -275,7 +276,7 @@ pub enum Format {
     Json,
     /// CSV with a header row (exact integers).
     Csv,
-    /// Prometheus text exposition format (gauges; counters for faults), for
+    /// Prometheus text exposition format (gauges; counters for faults and top's churn keys), for
     /// node_exporter's textfile collector.
     Prometheus,
 }

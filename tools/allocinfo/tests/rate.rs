@@ -320,6 +320,11 @@ fn rate_errors_say_why() {
         "allocinfo: error: --by rate reads the text of /proc/allocinfo: the ioctl's records \
          have no allocated: and freed: keys (--via auto or text)\n",
     );
+    fails(
+        run_in_rates(&["top", "--by", "rate", "--via", "text", OLD, NEW]),
+        2,
+        "allocinfo: error: --proc and --via need --live\n",
+    );
     let o = run_in_rates(&["top", "--by", "rate", "--live", "--interval", "0.5"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(

@@ -45,6 +45,8 @@ pub fn run(a: TopArgs, verbose: bool) -> Result<()> {
         )
         .into());
     }
+    // The checks of --live's options (--proc and --via need it).
+    Input::new(&a.live, "", verbose)?;
     let pair = if a.live.live {
         sample_live(&a, verbose)?
     } else {
