@@ -10,6 +10,10 @@
 //! `leaks` on a real series (`scripts/capture-fixtures series`): eight
 //! captures of allocprof while the test module leaks at a known rate
 //! beside a sawtooth and a site that grew once.
+//!
+//! `top --by rate` on two real captures of allocprof's churn keys
+//! (`scripts/capture-fixtures rates`): the test module's two sites with
+//! the `c` flag, allocating and freeing known numbers between them.
 
 mod common;
 use common::fixture;
@@ -469,5 +473,164 @@ fn diff_across_kernels_pairs_the_sites_whose_lines_moved() {
             "By func:\nno changes\n\nTotal: 5.0 KiB -> 5.0 KiB (0 B), calls 40 -> 40 (0)\n"
         ),
         "{out}"
+    );
+}
+
+// ------------------------------------------------------------ top --by rate
+
+/// The two captures of `scripts/capture-fixtures rates`, oldest first, and
+/// the seconds between their names.
+fn rates_guest() -> (String, String, i64) {
+    let dir = std::path::PathBuf::from(fixture("rates-guest"));
+    let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    assert_eq!(v.len(), 2, "{v:?}");
+    let t: Vec<_> = v
+        .iter()
+        .map(|p| allocinfo::snap::snapshot_time(p).expect("a snapshot name"))
+        .collect();
+    let secs = (t[1] - t[0]).num_seconds();
+    // The script sleeps 2 s between them; the names are to the second.
+    assert!(secs == 2 || secs == 3, "{secs}");
+    let s = |p: &std::path::PathBuf| p.to_string_lossy().into_owned();
+    (s(&v[0]), s(&v[1]), secs)
+}
+
+/// (function, live bytes, live calls, churn) of the test module's sites.
+type ChurnSite = (String, i64, u64, Option<allocinfo::record::Churn>);
+
+#[test]
+fn the_rates_captures_have_the_known_churn() {
+    use allocinfo::record::Churn;
+    let (old, new, _) = rates_guest();
+    let sites = |path: &str| -> Vec<ChurnSite> {
+        let text = std::fs::read_to_string(path).unwrap();
+        let p = parse_str(&text);
+        assert!(p.issues.is_empty(), "{path}: {:?}", p.issues);
+        assert_eq!(p.version.map(|v| v.to_string()).as_deref(), Some("2.0"));
+        // The kernel's lines, given back byte for byte.
+        let again: String = p.records.iter().map(|r| r.to_line()).collect();
+        assert!(text.ends_with(&again), "{path}");
+        // Only the two sites with c have the keys.
+        assert_eq!(p.records.iter().filter(|r| r.churn().is_some()).count(), 2);
+        let mut v: Vec<ChurnSite> = p
+            .records
+            .iter()
+            .filter(|r| r.module.as_deref() == Some("allocprof_test"))
+            .map(|r| (r.func.clone(), r.bytes, r.calls, r.churn()))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    };
+    let c = |allocs, alloc_bytes, frees, free_bytes| {
+        Some(Churn {
+            allocs,
+            alloc_bytes,
+            frees,
+            free_bytes,
+        })
+    };
+    // 4 objects and 2 blocks live, +c, 6 objects and 1 block more, the 2
+    // oldest objects freed.
+    assert_eq!(
+        sites(&old),
+        vec![
+            (
+                "aptest_alloc_pages_3".to_string(),
+                3 * 32768,
+                3,
+                c(1, 32768, 0, 0)
+            ),
+            (
+                "aptest_kmalloc_100".to_string(),
+                8 * 128,
+                8,
+                c(6, 6 * 128, 2, 2 * 128)
+            ),
+        ]
+    );
+    // Then 60 objects allocated and 36 freed, 12 blocks allocated and 6 freed.
+    assert_eq!(
+        sites(&new),
+        vec![
+            (
+                "aptest_alloc_pages_3".to_string(),
+                9 * 32768,
+                9,
+                c(13, 13 * 32768, 6, 6 * 32768)
+            ),
+            (
+                "aptest_kmalloc_100".to_string(),
+                32 * 128,
+                32,
+                c(66, 66 * 128, 38, 38 * 128)
+            ),
+        ]
+    );
+}
+
+#[test]
+fn top_by_rate_on_the_real_captures() {
+    let (old, new, secs) = rates_guest();
+    let o = Command::new(env!("CARGO_BIN_EXE_allocinfo"))
+        .args(["top", "--by", "rate", "--format", "csv", &old, &new])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    // Every other site has no keys.
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(
+        err,
+        "allocinfo: note: 76 call sites without allocated: and freed: left out (allocprof's c \
+         flag gives a call site the keys allocated: and freed: in /proc/allocinfo format 2.0)\n"
+    );
+    let out = String::from_utf8(o.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    // func, seconds, allocs, frees, alloc_bytes, free_bytes, then the four rates.
+    let got: Vec<(&str, Vec<&str>, Vec<f64>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r[6],
+                r[8..12].to_vec(),
+                r[12..16].iter().map(|x| x.parse().unwrap()).collect(),
+            )
+        })
+        .collect();
+    let s = secs as f64;
+    assert_eq!(
+        got,
+        vec![
+            (
+                "aptest_kmalloc_100",
+                vec!["60", "36", "7680", "4608"],
+                vec![60.0 / s, 36.0 / s, 7680.0 / s, 4608.0 / s]
+            ),
+            (
+                "aptest_alloc_pages_3",
+                vec!["12", "6", "393216", "196608"],
+                vec![12.0 / s, 6.0 / s, 393216.0 / s, 196608.0 / s]
+            ),
+        ]
+    );
+    assert!(rows.iter().all(|r| r[7].parse::<f64>().unwrap() == s));
+    // The counters of the newer capture, for Prometheus.
+    let prom = ok(&["top", "-n", "0", "--format", "prometheus", &new]);
+    let counters: Vec<&str> = prom
+        .lines()
+        .filter(|l| l.starts_with("allocinfo_churn_"))
+        .map(|l| l.rsplit_once(' ').unwrap().1)
+        .collect();
+    // allocations, frees, their bytes; the page site first (more bytes).
+    assert_eq!(
+        counters,
+        ["13", "66", "6", "38", "425984", "8448", "196608", "4864"]
     );
 }

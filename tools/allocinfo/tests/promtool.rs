@@ -28,12 +28,17 @@ fn every_prometheus_output_passes_promtool() {
     let nodes = fixture("guest-allocprof-nodes.txt");
     let faults = fixture("guest-allocprof-faults.txt");
     let churn = fixture("rates/allocinfo-20261128T120100Z.txt");
-    let cases: [(&str, Vec<&str>); 8] = [
+    let guest_churn = fixture("rates-guest/allocinfo-20261128T192601Z.txt");
+    let cases: [(&str, Vec<&str>); 9] = [
         ("top", vec!["top", "-n", "0", "--format", "prometheus", &b]),
         // Gauges and the four churn counters of allocprof's c flag.
         (
             "top with churn",
             vec!["top", "-n", "0", "--format", "prometheus", &churn],
+        ),
+        (
+            "top with churn, a real capture",
+            vec!["top", "-n", "0", "--format", "prometheus", &guest_churn],
         ),
         (
             "group by subsystem",
