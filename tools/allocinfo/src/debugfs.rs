@@ -1,6 +1,6 @@
 //! What the parsers of allocprof's debugfs files (`/sys/kernel/debug/allocprof/`,
-//! see [`crate::stacks`], [`crate::ages`], [`crate::nodes`] and
-//! [`crate::faults`]) share: the call-site part of a line, which has
+//! see [`crate::stacks`], [`crate::ages`], [`crate::nodes`],
+//! [`crate::memcgs`] and [`crate::faults`]) share: the call-site part of a line, which has
 //! `/proc/allocinfo`'s grammar, the comment lines with the statistics line
 //! among them, and the report of a malformed line, which says what was
 //! expected.
@@ -33,8 +33,16 @@ pub enum Expected {
     Age,
     /// ` node:N` after the function (nodes).
     Node,
+    /// ` memcg:PATH`, `-` or `?` after the function (memcgs).
+    Memcg,
+    /// ` accounted:BYTES` or the end of the line after the memcg (memcgs).
+    AccountedOrEnd,
+    /// `# memcgs: H/N held; kept without their memcg: K (table full)` (memcgs).
+    MemcgHeader,
     /// Nothing more after the age bucket or node (ages, nodes).
     EndOfLine,
+    /// Nothing more after ` accounted:BYTES` (memcgs).
+    EndOfMemcgLine,
     /// `failed:N` at the start of the line (faults).
     Failed,
     /// ` asked:N` after `failed:N` (faults).
@@ -71,7 +79,13 @@ impl fmt::Display for Expected {
             Expected::Comm => "comm:TASK after pid:N",
             Expected::Age => "age:LO-HIs or age:>=LOs (power-of-two seconds) after func:NAME",
             Expected::Node => "node:N (a node number) after func:NAME",
+            Expected::Memcg => {
+                "memcg:PATH (the cgroup's path, escaped), memcg:- or memcg:? after func:NAME"
+            }
+            Expected::AccountedOrEnd => "accounted:BYTES or the end of the line after memcg:PATH",
+            Expected::MemcgHeader => "# memcgs: H/N held; kept without their memcg: K (table full)",
             Expected::EndOfLine => "the end of the line after the age bucket or node",
+            Expected::EndOfMemcgLine => "the end of the line after accounted:BYTES",
             Expected::Failed => "failed:N (the failures) at the start of the line",
             Expected::Asked => "asked:N (the allocations asked) after failed:N",
             Expected::FaultLocation => "file:line after asked:N",
@@ -160,6 +174,47 @@ pub(crate) fn comment_line(line: &str, stats: &mut Option<String>) -> bool {
         *stats = Some(line.trim_end().to_string());
     }
     true
+}
+
+/// The bytes `text` stands for, in the kernel's `seq_escape()` form: each
+/// byte outside `plain` and the backslash are written as a backslash and
+/// three octal digits (at most `\377`), every byte in `plain` as it is.
+/// `None` if `text` is not in that form.
+pub(crate) fn unescape_octal(text: &str, plain: std::ops::Range<u8>) -> Option<Vec<u8>> {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => {
+                let digits = b.get(i + 1..i + 4)?;
+                if !digits.iter().all(|d| (b'0'..=b'7').contains(d)) || digits[0] > b'3' {
+                    return None;
+                }
+                out.push(digits.iter().fold(0u8, |v, d| (v << 3) | (d - b'0')));
+                i += 4;
+            }
+            c if plain.contains(&c) => {
+                out.push(c);
+                i += 1;
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// `name` in the form [`unescape_octal`] reads.
+pub(crate) fn escape_octal(name: &[u8], plain: std::ops::Range<u8>) -> String {
+    let mut s = String::with_capacity(name.len());
+    for &b in name {
+        if b == b'\\' || !plain.contains(&b) {
+            s.push_str(&format!("\\{b:03o}"));
+        } else {
+            s.push(char::from(b));
+        }
+    }
+    s
 }
 
 /// Why a line did not parse (the line number and text are added by the caller).

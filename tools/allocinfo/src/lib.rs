@@ -2,8 +2,8 @@
 //! diffing and plotting of Linux `/proc/allocinfo` (memory allocation
 //! profiling, kernel 6.10+), formats 1.0 and 2.0, the binary ioctl interface
 //! of a live kernel, and a compact snapshot form; also the call chains, ages,
-//! nodes and injected faults of allocprof's debugfs files ([`stacks`],
-//! [`ages`], [`nodes`], [`faults`]). The command line and what each command
+//! nodes, memory cgroups and injected faults of allocprof's debugfs files
+//! ([`stacks`], [`ages`], [`nodes`], [`memcgs`], [`faults`]). The command line and what each command
 //! prints (tables, JSON, CSV, Prometheus text) belong to the binary.
 //!
 //! ```
@@ -25,6 +25,7 @@ pub mod group;
 pub mod ioctl;
 pub mod leaks;
 pub mod live;
+pub mod memcgs;
 pub mod nodes;
 pub mod parse;
 pub mod parsed;

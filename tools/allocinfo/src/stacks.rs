@@ -22,7 +22,8 @@
 //! is malformed is skipped with its frames.
 
 use crate::debugfs::{
-    comment_line, is_blank, keyed, need_field, parse_site, Bad, Expected, Found, Malformed,
+    comment_line, escape_octal, is_blank, keyed, need_field, parse_site, unescape_octal, Bad,
+    Expected, Found, Malformed,
 };
 use crate::record::Record;
 
@@ -78,42 +79,14 @@ impl StackRecord {
 /// every other byte as it is. A task may name itself anything
 /// (`prctl(PR_SET_NAME)`), newlines included.
 pub fn escape_comm(name: &[u8]) -> String {
-    let mut s = String::with_capacity(name.len());
-    for &b in name {
-        if b == b'\\' || !(0x20..0x7f).contains(&b) {
-            s.push_str(&format!("\\{b:03o}"));
-        } else {
-            s.push(char::from(b));
-        }
-    }
-    s
+    escape_octal(name, 0x20..0x7f)
 }
 
 /// The name [`escape_comm`] escaped, or `None` if `text` is not in that
 /// form: a byte it would have escaped, or a backslash without three octal
 /// digits (at most `\377`) after it.
 pub fn unescape_comm(text: &str) -> Option<Vec<u8>> {
-    let b = text.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => {
-                let digits = b.get(i + 1..i + 4)?;
-                if !digits.iter().all(|d| (b'0'..=b'7').contains(d)) || digits[0] > b'3' {
-                    return None;
-                }
-                out.push(digits.iter().fold(0u8, |v, d| (v << 3) | (d - b'0')));
-                i += 4;
-            }
-            c if (0x20..0x7f).contains(&c) => {
-                out.push(c);
-                i += 1;
-            }
-            _ => return None,
-        }
-    }
-    Some(out)
+    unescape_octal(text, 0x20..0x7f)
 }
 
 /// The result of parsing a stacks file.

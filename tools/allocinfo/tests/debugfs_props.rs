@@ -1,11 +1,15 @@
 //! Property tests for the parsers of allocprof's debugfs files: they never
-//! panic, and well-formed records survive format -> parse unchanged.
+//! panic, and well-formed records survive format -> parse unchanged
+//! (memcgs: cgroup paths of any bytes, escaped).
 
 mod common;
 use common::site_strategy;
 
 use allocinfo::ages::{parse_ages, parse_ages_bytes, sites, AgeBucket, AgeLine};
 use allocinfo::faults::{merge_sites, parse_faults, parse_faults_bytes, FaultSite};
+use allocinfo::memcgs::{
+    self, escape_path, parse_memcgs, parse_memcgs_bytes, Memcg, MemcgLine, MemcgTable,
+};
 use allocinfo::stacks::{escape_comm, parse_stacks, parse_stacks_bytes, StackRecord};
 use proptest::prelude::*;
 
@@ -48,7 +52,32 @@ fn bucket_strategy() -> impl Strategy<Value = AgeBucket> {
 }
 
 fn age_line_strategy() -> impl Strategy<Value = AgeLine> {
-    (site_strategy(), bucket_strategy()).prop_map(|(site, part)| AgeLine { site, part })
+    (site_strategy(), bucket_strategy()).prop_map(|(site, part)| AgeLine {
+        site,
+        part,
+        accounted: None,
+    })
+}
+
+/// A cgroup as the kernel names it: a path of any bytes but NUL (escaped),
+/// `-` or `?`; with or without `accounted:` (7.3, 6.12).
+fn memcg_line_strategy() -> impl Strategy<Value = MemcgLine> {
+    let memcg = prop_oneof![
+        proptest::collection::vec(1u8..=255, 0..24).prop_map(|b| {
+            let mut path = b"/".to_vec();
+            path.extend(b);
+            Memcg::Path(escape_path(&path))
+        }),
+        Just(Memcg::NoCgroup),
+        Just(Memcg::Unknown),
+    ];
+    (site_strategy(), memcg, proptest::option::of(any::<u64>())).prop_map(
+        |(site, part, accounted)| MemcgLine {
+            site,
+            part,
+            accounted,
+        },
+    )
 }
 
 /// A call site with the `f` flag, its counts and knobs in the kernel's ranges.
@@ -87,6 +116,10 @@ fn junk_text() -> impl Strategy<Value = String> {
         Just("pid:".to_string()),
         Just("comm:".to_string()),
         Just("age:".to_string()),
+        Just("memcg:".to_string()),
+        Just("accounted:".to_string()),
+        Just("# memcgs:".to_string()),
+        Just("\\040".to_string()),
         Just("failed:".to_string()),
         Just("asked:".to_string()),
         Just("probability:".to_string()),
@@ -176,6 +209,43 @@ proptest! {
         if lines.iter().all(|l| l.site.bytes.unsigned_abs() < 1 << 40 && l.site.calls < 1 << 40) {
             prop_assert_eq!(kept, all);
         }
+    }
+
+    #[test]
+    fn memcgs_junk_never_panics(text in junk_text()) {
+        let p = parse_memcgs(&text);
+        let n = text.lines().count();
+        prop_assert!(p.lines.len() + p.issues.len() <= n);
+        for issue in &p.issues {
+            prop_assert!(issue.line_no >= 1 && issue.line_no <= n);
+            let _ = issue.to_string();
+        }
+        for s in memcgs::sites(&p.lines) {
+            for c in &s.parts {
+                let _ = c.part.path_bytes();
+            }
+        }
+    }
+
+    #[test]
+    fn memcgs_arbitrary_bytes_never_panic(b in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let _ = parse_memcgs_bytes(&b);
+    }
+
+    #[test]
+    fn memcgs_round_trip(
+        lines in proptest::collection::vec(memcg_line_strategy(), 0..20),
+        held in 0u64..=64,
+        kept in any::<u64>(),
+    ) {
+        let table = MemcgTable { held, slots: 64, kept_without: kept };
+        let mut text = format!("# allocprof memcgs: x\n# tracked: y\n{table}\n");
+        text.extend(lines.iter().map(MemcgLine::to_line));
+        let p = parse_memcgs(&text);
+        prop_assert!(p.issues.is_empty(), "{:?}", p.issues);
+        prop_assert_eq!(p.stats.as_deref(), Some("# tracked: y"));
+        prop_assert_eq!(memcgs::table(&p), Some(table));
+        prop_assert_eq!(&p.lines, &lines);
     }
 
     #[test]

@@ -3,12 +3,13 @@
 //! `malformed` are expected to contain malformed lines; every other file must
 //! parse cleanly, contain at least one record, and its data lines must be
 //! reproduced byte for byte from the parsed records (the kernel's printf
-//! format). Files named `*stacks.txt`, `*ages.txt`, `*nodes.txt` and
-//! `*faults.txt` are allocprof's debugfs files and are read with their own
+//! format). Files named `*stacks.txt`, `*ages.txt`, `*nodes.txt`,
+//! `*memcgs.txt` and `*faults.txt` are allocprof's debugfs files and are read with their own
 //! parsers; all others are /proc/allocinfo.
 
 use allocinfo::ages::{parse_ages, AgeBucket};
 use allocinfo::faults::{parse_faults, FaultSite};
+use allocinfo::memcgs::Memcg;
 use allocinfo::nodes::Node;
 use allocinfo::parse::{parse_line, parse_str, Line};
 use allocinfo::split::{self, Part, PartLine};
@@ -41,6 +42,7 @@ enum Kind {
     Stacks,
     Ages,
     Nodes,
+    Memcgs,
     Faults,
 }
 
@@ -52,6 +54,8 @@ fn kind(p: &Path) -> Kind {
         Kind::Ages
     } else if n.ends_with("nodes.txt") {
         Kind::Nodes
+    } else if n.ends_with("memcgs.txt") {
+        Kind::Memcgs
     } else if n.ends_with("faults.txt") {
         Kind::Faults
     } else {
@@ -98,6 +102,11 @@ fn every_wellformed_fixture_parses_cleanly_and_round_trips() {
             }
             Kind::Ages => parts_round_trip::<AgeBucket>(&text, &what.to_string()),
             Kind::Nodes => parts_round_trip::<Node>(&text, &what.to_string()),
+            Kind::Memcgs => {
+                parts_round_trip::<Memcg>(&text, &what.to_string());
+                let parsed = split::parse::<Memcg>(&text);
+                assert!(parsed.header.is_some(), "{what}: no # memcgs: line");
+            }
             Kind::Faults => {
                 let parsed = parse_faults(&text);
                 assert!(parsed.issues.is_empty(), "{what}: {:?}", parsed.issues);
@@ -109,7 +118,7 @@ fn every_wellformed_fixture_parses_cleanly_and_round_trips() {
     }
 }
 
-/// An ages or nodes file parses cleanly, with lines and its statistics
+/// An ages, nodes or memcgs file parses cleanly, with lines and its statistics
 /// line, and its lines print again as they are.
 fn parts_round_trip<P: Part>(text: &str, what: &str) {
     let parsed = split::parse::<P>(text);
@@ -129,6 +138,7 @@ fn malformed_fixtures_report_issues() {
             Kind::Stacks => parse_stacks(&text).issues.len(),
             Kind::Ages => parse_ages(&text).issues.len(),
             Kind::Nodes => split::parse::<Node>(&text).issues.len(),
+            Kind::Memcgs => split::parse::<Memcg>(&text).issues.len(),
             Kind::Faults => parse_faults(&text).issues.len(),
         };
         assert!(issues > 0, "{}", path.display());
