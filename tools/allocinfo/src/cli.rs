@@ -25,6 +25,9 @@ const AGES_SOURCE: &str = "/sys/kernel/debug/allocprof/ages";
 /// allocprof's pages by node of the call sites with the `n` flag.
 const NODES_SOURCE: &str = "/sys/kernel/debug/allocprof/nodes";
 
+/// allocprof's live allocations by memory cgroup of the call sites with the `m` flag.
+const MEMCGS_SOURCE: &str = "/sys/kernel/debug/allocprof/memcgs";
+
 /// allocprof's failures and knobs of the call sites with the `f` flag.
 const FAULTS_SOURCE: &str = faults::FAULTS_FILE;
 
@@ -54,7 +57,8 @@ Exit status:
 )]
 pub struct Cli {
     /// Say on stderr how the input was read (with --live: through the ioctl or as text, and
-    /// why); stacks and ages: show the file's statistics line (under the table, else on stderr).
+    /// why); stacks, ages, nodes and memcgs: show the file's statistics line (under the
+    /// table, else on stderr).
     #[arg(short, long, global = true)]
     pub verbose: bool,
     #[command(subcommand)]
@@ -91,6 +95,10 @@ pub enum Cmd {
     /// debugfs nodes file): where a call site's memory lies.
     #[command(after_help = EXIT_CODES)]
     Nodes(NodesArgs),
+    /// Live allocations per call site by the memory cgroup of the context that made them
+    /// (allocprof's debugfs memcgs file): which application's memory a call site holds.
+    #[command(after_help = EXIT_CODES)]
+    Memcgs(MemcgsArgs),
     /// The call sites whose allocations allocprof fails on purpose (the f flag):
     /// failures, allocations asked and knobs (allocprof's debugfs faults file).
     #[command(after_help = EXIT_CODES)]
@@ -481,7 +489,7 @@ pub enum AgesSortKey {
     Age,
 }
 
-/// The options `ages` and `nodes` share.
+/// The options `ages`, `nodes` and `memcgs` share.
 #[derive(Args, Debug)]
 pub struct PartsArgs {
     /// Number of call sites to show (0 = all).
@@ -522,6 +530,24 @@ pub struct NodesArgs {
     pub node: Option<u32>,
     /// The nodes file to read (`-` = standard input).
     #[arg(value_name = "FILE", default_value = NODES_SOURCE)]
+    pub input: String,
+}
+
+#[derive(Args, Debug)]
+pub struct MemcgsArgs {
+    #[command(flatten)]
+    pub parts: PartsArgs,
+    /// Rank by bytes or by number of live allocations (in the cgroups shown).
+    #[arg(long, value_enum, default_value_t = SortKey::Bytes)]
+    pub by: SortKey,
+    /// Only the figures of the cgroups whose path matches GLOB (repeatable; `*` also
+    /// matches `/`): the path as the file escapes it (/my\040app) or as it is (/my app).
+    /// `-` selects the contexts that charge no cgroup, `?` the allocations kept without
+    /// theirs. A call site without allocations there is left out.
+    #[arg(long, value_name = "GLOB", value_parser = parse_glob)]
+    pub memcg: Vec<String>,
+    /// The memcgs file to read (`-` = standard input).
+    #[arg(value_name = "FILE", default_value = MEMCGS_SOURCE)]
     pub input: String,
 }
 

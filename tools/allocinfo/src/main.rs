@@ -50,6 +50,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Stacks(a) => cmd::stacks::run(a, v),
         Cmd::Ages(a) => cmd::ages::run(a, v),
         Cmd::Nodes(a) => cmd::nodes::run(a, v),
+        Cmd::Memcgs(a) => cmd::memcgs::run(a, v),
         Cmd::Faults(a) => cmd::faults::run(a),
         Cmd::Leaks(a) => cmd::leaks::run(a, v),
     }

@@ -188,13 +188,15 @@ pub fn sites(lines: &[MemcgLine]) -> Vec<MemcgSite> {
 }
 
 /// Selects cgroups (`--memcg`): a cgroup matches if any pattern does. A
-/// pattern `-` or `?` selects exactly that; any other is a glob (`*` also
-/// matches `/`) on the path, which matches either the kernel's escaped
-/// text (`/my\040app`) or the path itself (`/my app`).
+/// pattern `-` or `?` selects exactly that; any other selects the paths
+/// equal to it or that it matches as a glob (`*` also matches `/`), as the
+/// kernel's escaped text (`/my\040app`, which as a glob would read `\0`
+/// as an escaped `0`) or as the path itself (`/my app`).
 #[derive(Debug, Clone)]
 pub struct MemcgFilter {
     no_cgroup: bool,
     unknown: bool,
+    literal: Vec<String>,
     paths: Option<GlobSet>,
 }
 
@@ -202,7 +204,7 @@ impl MemcgFilter {
     /// The filter of `patterns`; fails on an invalid glob.
     pub fn new(patterns: &[String]) -> Result<MemcgFilter, globset::Error> {
         let mut b = GlobSetBuilder::new();
-        let mut any_path = false;
+        let mut literal = vec![];
         let (mut no_cgroup, mut unknown) = (false, false);
         for p in patterns {
             match p.as_str() {
@@ -210,14 +212,19 @@ impl MemcgFilter {
                 "?" => unknown = true,
                 _ => {
                     b.add(Glob::new(p)?);
-                    any_path = true;
+                    literal.push(p.clone());
                 }
             }
         }
         Ok(MemcgFilter {
             no_cgroup,
             unknown,
-            paths: if any_path { Some(b.build()?) } else { None },
+            paths: if literal.is_empty() {
+                None
+            } else {
+                Some(b.build()?)
+            },
+            literal,
         })
     }
 
@@ -226,11 +233,16 @@ impl MemcgFilter {
         match m {
             Memcg::NoCgroup => self.no_cgroup,
             Memcg::Unknown => self.unknown,
-            Memcg::Path(text) => self.paths.as_ref().is_some_and(|g| {
-                g.is_match(text)
-                    || m.path_bytes()
-                        .is_some_and(|b| g.is_match(&*String::from_utf8_lossy(&b)))
-            }),
+            Memcg::Path(text) => {
+                let path = m
+                    .path_bytes()
+                    .map(|b| String::from_utf8_lossy(&b).into_owned());
+                let selects = |form: &str| {
+                    self.literal.iter().any(|l| l == form)
+                        || self.paths.as_ref().is_some_and(|g| g.is_match(form))
+                };
+                selects(text) || path.as_deref().is_some_and(selects)
+            }
         }
     }
 }
@@ -410,6 +422,7 @@ mod tests {
         assert_eq!(picked(f(&["/web*"])), ["/web", "/web/a"]);
         assert_eq!(picked(f(&["/my app"])), ["/my\\040app"]);
         assert_eq!(picked(f(&["/my\\\\040app"])), ["/my\\040app"]);
+        assert_eq!(picked(f(&["/my\\040app"])), ["/my\\040app"]);
         assert_eq!(picked(f(&["?"])), ["?"]);
         assert_eq!(picked(f(&["-", "/"])), ["/", "-"]);
         assert!(MemcgFilter::new(&["/a[".to_string()]).is_err());

@@ -1,12 +1,13 @@
 //! End-to-end tests of the commands that read allocprof's debugfs files
-//! (`stacks`, `ages`, `nodes`, `faults`), on the fixtures, with exact
-//! expected values.
+//! (`stacks`, `ages`, `nodes`, `memcgs`, `faults`), on the fixtures, with
+//! exact expected values.
 
 mod common;
-use common::{fixture, ok, run, run_stdin, stderr, stdout};
+use common::{fixture, ok, ok2, run, run_stdin, stderr, stdout};
 
 use allocinfo::ages::{parse_ages, sites};
 use allocinfo::faults::{parse_faults, FaultSite};
+use allocinfo::memcgs::{self, parse_memcgs, MemcgTable};
 use allocinfo::record::SiteKey;
 use allocinfo::stacks::parse_stacks;
 
@@ -917,6 +918,504 @@ fn nodes_prometheus_exact() {
          # TYPE allocinfo_node_allocations gauge\n\
          allocinfo_node_allocations{file=\"a/t.c\",line=\"7\",function=\"p\",module=\"t\",node=\"0\"} 2\n\
          allocinfo_node_allocations{file=\"a/t.c\",line=\"7\",function=\"p\",module=\"t\",node=\"1\"} 4\n"
+    );
+}
+
+// ------------------------------------------------------------------ memcgs
+
+/// The real captures of the memcgs file: a guest of the 6.12 base kernel
+/// and one of 7.3, with the test module's two call sites given `m` and
+/// their allocations made in /web, /batch and the root cgroup.
+const MEMCGS: &str = "guest-allocprof-memcgs.txt";
+const MEMCGS_73: &str = "guest-allocprof-7.3-memcgs.txt";
+const MEMCGS_TABLE: &str =
+    "memcg table: 3 of 64 held; 0 allocations kept without their memcg (table full)\n";
+
+/// A cgroup path with a space (escaped), `-` and `?`, lines of one
+/// identity, accounted on each line of a part but one; a malformed line.
+const MEMCGS_INPUT: &str = "\
+# allocprof memcgs: x
+# tracked: 16 allocations in 0 chains
+# memcgs: 2/64 held; kept without their memcg: 1 (table full)
+        4096        1 a/t.c:7 [t] func:p memcg:/my\\040app accounted:4096
+        8192        2 a/t.c:7 [t] func:p memcg:- accounted:0
+        4096        1 a/t.c:9 [t] func:q memcg:? accounted:0
+         512        4 a/t.c:9 [t] func:q memcg:/my\\040app accounted:512
+        2048        1 a/t.c:7 [t] func:p memcg:/my\\040app accounted:2048
+         256        2 a/t.c:9 [t] func:q memcg:/my\\040app
+        1024        5 a/t.c:9 [t] func:q memcg:/my app accounted:1024
+";
+
+#[test]
+fn memcgs_fixtures_parse_to_the_exact_lines() {
+    for (name, file, accounted, stats_bytes) in [
+        (MEMCGS, CACHE_TEST_C, [None; 4], 855040),
+        (
+            MEMCGS_73,
+            "modules/allocprof_test.c",
+            [Some(1228800), Some(491520), Some(0), Some(5120)],
+            1158144,
+        ),
+    ] {
+        let p = parse_memcgs(&std::fs::read_to_string(fixture(name)).unwrap());
+        assert!(p.issues.is_empty(), "{name}: {:?}", p.issues);
+        assert_eq!(
+            p.stats,
+            Some(format!(
+                "# tracked: 465 allocations in 0 chains; table: 465/16384 allocations, 0/4096 \
+                 chains, {stats_bytes} bytes; not tracked: 0 (table full), 0 (nested)"
+            )),
+            "{name}"
+        );
+        assert_eq!(
+            memcgs::table(&p),
+            Some(MemcgTable {
+                held: 3,
+                slots: 64,
+                kept_without: 0
+            }),
+            "{name}"
+        );
+        let got: Vec<_> = p
+            .lines
+            .iter()
+            .map(|l| {
+                (
+                    l.site.bytes,
+                    l.site.calls,
+                    l.site.file.as_str(),
+                    l.site.line,
+                    l.site.module.as_deref(),
+                    l.site.func.as_str(),
+                    l.part.to_string(),
+                    l.accounted,
+                )
+            })
+            .collect();
+        let (m, pages, kmalloc) = (
+            Some("allocprof_test"),
+            "aptest_pages_account",
+            "aptest_kmalloc_account",
+        );
+        assert_eq!(
+            got,
+            [
+                (
+                    1228800,
+                    300,
+                    file,
+                    390,
+                    m,
+                    pages,
+                    "/web".into(),
+                    accounted[0]
+                ),
+                (
+                    491520,
+                    120,
+                    file,
+                    390,
+                    m,
+                    pages,
+                    "/batch".into(),
+                    accounted[1]
+                ),
+                (20480, 5, file, 390, m, pages, "/".into(), accounted[2]),
+                (5120, 40, file, 385, m, kmalloc, "/web".into(), accounted[3]),
+            ],
+            "{name}"
+        );
+        // 465 allocations tracked, all of them in these lines.
+        assert_eq!(p.lines.iter().map(|l| l.site.calls).sum::<u64>(), 465);
+    }
+}
+
+#[test]
+fn memcgs_table_exact_on_the_6_12_capture() {
+    let out = ok(&["memcgs", "-v", &fixture(MEMCGS)]);
+    assert_eq!(
+        out,
+        format!(
+            "\
+┌───┬─────────┬───────┬───────────────────────────────────────────────────────────────────┬────────────────┬────────────────────────┬────────┬─────────────┬─────────────┐
+│ # ┆   Bytes ┆ Calls ┆ Location                                                          ┆ Module         ┆ Function               ┆ Memcg  ┆ Memcg bytes ┆ Memcg calls │
+╞═══╪═════════╪═══════╪═══════════════════════════════════════════════════════════════════╪════════════════╪════════════════════════╪════════╪═════════════╪═════════════╡
+│ 1 ┆ 1.7 MiB ┆   425 ┆ {CACHE_TEST_C}:390 ┆ allocprof_test ┆ aptest_pages_account   ┆ /web   ┆     1.2 MiB ┆         300 │
+│   ┆         ┆       ┆                                                                   ┆                ┆                        ┆ /batch ┆   480.0 KiB ┆         120 │
+│   ┆         ┆       ┆                                                                   ┆                ┆                        ┆ /      ┆    20.0 KiB ┆           5 │
+│ 2 ┆ 5.0 KiB ┆    40 ┆ {CACHE_TEST_C}:385 ┆ allocprof_test ┆ aptest_kmalloc_account ┆ /web   ┆     5.0 KiB ┆          40 │
+└───┴─────────┴───────┴───────────────────────────────────────────────────────────────────┴────────────────┴────────────────────────┴────────┴─────────────┴─────────────┘
+2 of 2 call sites, 1.7 MiB of 1.7 MiB total
+{MEMCGS_TABLE}\
+# tracked: 465 allocations in 0 chains; table: 465/16384 allocations, 0/4096 chains, 855040 bytes; not tracked: 0 (table full), 0 (nested)
+"
+        )
+    );
+}
+
+#[test]
+fn memcgs_table_exact_on_the_7_3_capture_with_accounted() {
+    let out = ok(&["memcgs", &fixture(MEMCGS_73)]);
+    assert_eq!(
+        out,
+        format!(
+            "\
+┌───┬─────────┬───────┬──────────────────────────────┬────────────────┬────────────────────────┬────────┬─────────────┬─────────────┬───────────┐
+│ # ┆   Bytes ┆ Calls ┆ Location                     ┆ Module         ┆ Function               ┆ Memcg  ┆ Memcg bytes ┆ Memcg calls ┆ Accounted │
+╞═══╪═════════╪═══════╪══════════════════════════════╪════════════════╪════════════════════════╪════════╪═════════════╪═════════════╪═══════════╡
+│ 1 ┆ 1.7 MiB ┆   425 ┆ modules/allocprof_test.c:390 ┆ allocprof_test ┆ aptest_pages_account   ┆ /web   ┆     1.2 MiB ┆         300 ┆   1.2 MiB │
+│   ┆         ┆       ┆                              ┆                ┆                        ┆ /batch ┆   480.0 KiB ┆         120 ┆ 480.0 KiB │
+│   ┆         ┆       ┆                              ┆                ┆                        ┆ /      ┆    20.0 KiB ┆           5 ┆       0 B │
+│ 2 ┆ 5.0 KiB ┆    40 ┆ modules/allocprof_test.c:385 ┆ allocprof_test ┆ aptest_kmalloc_account ┆ /web   ┆     5.0 KiB ┆          40 ┆   5.0 KiB │
+└───┴─────────┴───────┴──────────────────────────────┴────────────────┴────────────────────────┴────────┴─────────────┴─────────────┴───────────┘
+2 of 2 call sites, 1.7 MiB of 1.7 MiB total
+{MEMCGS_TABLE}"
+        )
+    );
+}
+
+#[test]
+fn memcgs_json_and_csv_exact_on_both_captures() {
+    let (out, err) = ok2(&["memcgs", "-v", "--format", "json", &fixture(MEMCGS_73)]);
+    // -v: the statistics and the table's line on stderr.
+    assert_eq!(
+        err,
+        "# tracked: 465 allocations in 0 chains; table: 465/16384 allocations, 0/4096 chains, \
+         1158144 bytes; not tracked: 0 (table full), 0 (nested)\n\
+         # memcgs: 3/64 held; kept without their memcg: 0 (table full)\n"
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let site = |rank, bytes, calls, line, func, memcgs: &[serde_json::Value]| {
+        serde_json::json!({
+            "rank": rank, "bytes": bytes, "calls": calls, "file": "modules/allocprof_test.c",
+            "line": line, "module": "allocprof_test", "func": func, "memcgs": memcgs
+        })
+    };
+    let cg = |memcg: &str, bytes: i64, calls: u64, accounted: Option<u64>| serde_json::json!({"memcg": memcg, "bytes": bytes, "calls": calls, "accounted": accounted});
+    assert_eq!(
+        v,
+        serde_json::json!([
+            site(
+                1,
+                1740800,
+                425,
+                390,
+                "aptest_pages_account",
+                &[
+                    cg("/web", 1228800, 300, Some(1228800)),
+                    cg("/batch", 491520, 120, Some(491520)),
+                    cg("/", 20480, 5, Some(0)),
+                ]
+            ),
+            site(
+                2,
+                5120,
+                40,
+                385,
+                "aptest_kmalloc_account",
+                &[cg("/web", 5120, 40, Some(5120))]
+            ),
+        ])
+    );
+    // 6.12: no accounted figures, null in JSON, empty in CSV.
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["memcgs", "--format", "json", &fixture(MEMCGS)])).unwrap();
+    assert_eq!(v[0]["memcgs"][1], cg("/batch", 491520, 120, None));
+    assert_eq!(
+        v[1]["memcgs"],
+        serde_json::json!([cg("/web", 5120, 40, None)])
+    );
+    let c = CACHE_TEST_C;
+    assert_eq!(
+        ok(&["memcgs", "--format", "csv", &fixture(MEMCGS)]),
+        format!(
+            "rank,file,line,module,func,memcg,bytes,calls,accounted\n\
+             1,{c},390,allocprof_test,aptest_pages_account,/web,1228800,300,\n\
+             1,{c},390,allocprof_test,aptest_pages_account,/batch,491520,120,\n\
+             1,{c},390,allocprof_test,aptest_pages_account,/,20480,5,\n\
+             2,{c},385,allocprof_test,aptest_kmalloc_account,/web,5120,40,\n"
+        )
+    );
+    assert_eq!(
+        ok(&["memcgs", "--format", "csv", &fixture(MEMCGS_73)]),
+        "rank,file,line,module,func,memcg,bytes,calls,accounted\n\
+         1,modules/allocprof_test.c,390,allocprof_test,aptest_pages_account,/web,1228800,300,1228800\n\
+         1,modules/allocprof_test.c,390,allocprof_test,aptest_pages_account,/batch,491520,120,491520\n\
+         1,modules/allocprof_test.c,390,allocprof_test,aptest_pages_account,/,20480,5,0\n\
+         2,modules/allocprof_test.c,385,allocprof_test,aptest_kmalloc_account,/web,5120,40,5120\n"
+    );
+}
+
+#[test]
+fn memcgs_filters_order_and_limits() {
+    // Only /web: each site's totals are its /web figures.
+    assert_eq!(
+        ok(&["memcgs", "--memcg", "/web", "--format", "csv", &fixture(MEMCGS_73)]),
+        "rank,file,line,module,func,memcg,bytes,calls,accounted\n\
+         1,modules/allocprof_test.c,390,allocprof_test,aptest_pages_account,/web,1228800,300,1228800\n\
+         2,modules/allocprof_test.c,385,allocprof_test,aptest_kmalloc_account,/web,5120,40,5120\n"
+    );
+    // Globs and the root, repeated (OR); a site with neither goes.
+    let out = ok(&[
+        "memcgs",
+        "--memcg",
+        "/b*",
+        "--memcg",
+        "/",
+        &fixture(MEMCGS_73),
+    ]);
+    assert!(
+        out.ends_with(&format!(
+            "1 of 1 call sites, 500.0 KiB of 500.0 KiB total, only memcg /b*, /\n{MEMCGS_TABLE}"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("┆ /batch ┆   480.0 KiB ┆         120 ┆ 480.0 KiB │"),
+        "{out}"
+    );
+    // -n, --min-bytes and the site filters, as in nodes.
+    let c = CACHE_TEST_C;
+    assert_eq!(
+        ok(&["memcgs", "-n", "1", "--format", "csv", &fixture(MEMCGS)])
+            .lines()
+            .count(),
+        4
+    );
+    assert_eq!(
+        ok(&[
+            "memcgs",
+            "--min-bytes",
+            "1M",
+            "--func",
+            "aptest_*",
+            "--format",
+            "csv",
+            &fixture(MEMCGS)
+        ])
+        .lines()
+        .nth(3),
+        Some(&*format!(
+            "1,{c},390,allocprof_test,aptest_pages_account,/,20480,5,"
+        ))
+    );
+    assert_eq!(
+        ok(&[
+            "memcgs",
+            "--line",
+            "385",
+            "--format",
+            "csv",
+            &fixture(MEMCGS)
+        ]),
+        format!(
+            "rank,file,line,module,func,memcg,bytes,calls,accounted\n\
+             1,{c},385,allocprof_test,aptest_kmalloc_account,/web,5120,40,\n"
+        )
+    );
+
+    // The escaped path with a space, `-` and `?`, lines of one identity.
+    let o = run_stdin(&["memcgs", "--format", "csv", "-"], MEMCGS_INPUT);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o),
+        "rank,file,line,module,func,memcg,bytes,calls,accounted\n\
+         1,a/t.c,7,t,p,-,8192,2,0\n\
+         1,a/t.c,7,t,p,/my\\040app,6144,2,6144\n\
+         2,a/t.c,9,t,q,?,4096,1,0\n\
+         2,a/t.c,9,t,q,/my\\040app,768,6,\n"
+    );
+    assert_eq!(
+        stderr(&o),
+        "allocinfo: warning: <stdin>: line 10: malformed line (expected accounted:BYTES or the \
+         end of the line after memcg:PATH, found \"app\"): \
+         \"        1024        5 a/t.c:9 [t] func:q memcg:/my app accounted:1024\"\n"
+    );
+    // By calls: q (7) before p (4), and q's cgroups by calls too.
+    let o = run_stdin(
+        &["memcgs", "--by", "calls", "--format", "csv", "-"],
+        MEMCGS_INPUT,
+    );
+    assert_eq!(
+        stdout(&o),
+        "rank,file,line,module,func,memcg,bytes,calls,accounted\n\
+         1,a/t.c,9,t,q,/my\\040app,768,6,\n\
+         1,a/t.c,9,t,q,?,4096,1,0\n\
+         2,a/t.c,7,t,p,-,8192,2,0\n\
+         2,a/t.c,7,t,p,/my\\040app,6144,2,6144\n"
+    );
+    // The path as it is or as the file escapes it; `-` and `?` literally.
+    for pat in ["/my app", "/my\\040app", "/my*"] {
+        let o = run_stdin(
+            &["memcgs", "--memcg", pat, "--format", "csv", "-"],
+            MEMCGS_INPUT,
+        );
+        assert_eq!(
+            stdout(&o),
+            "rank,file,line,module,func,memcg,bytes,calls,accounted\n\
+             1,a/t.c,7,t,p,/my\\040app,6144,2,6144\n\
+             2,a/t.c,9,t,q,/my\\040app,768,6,\n",
+            "{pat}"
+        );
+    }
+    let o = run_stdin(
+        &["memcgs", "--memcg", "?", "--format", "json", "-"],
+        MEMCGS_INPUT,
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!([{
+            "rank": 1, "bytes": 4096, "calls": 1, "file": "a/t.c", "line": 9, "module": "t",
+            "func": "q",
+            "memcgs": [{"memcg": "?", "bytes": 4096, "calls": 1, "accounted": 0}]
+        }])
+    );
+    let o = run_stdin(&["memcgs", "--memcg", "-", "-"], MEMCGS_INPUT);
+    let out = stdout(&o);
+    assert!(
+        out.ends_with(
+            "1 of 1 call sites, 8.0 KiB of 8.0 KiB total, only memcg -\n\
+             memcg table: 2 of 64 held; 1 allocations kept without their memcg (table full)\n"
+        ),
+        "{out}"
+    );
+    // A cgroup nothing was made in: no rows.
+    let o = run_stdin(
+        &["memcgs", "--memcg", "/nope", "--format", "csv", "-"],
+        MEMCGS_INPUT,
+    );
+    assert_eq!(
+        stdout(&o),
+        "rank,file,line,module,func,memcg,bytes,calls,accounted\n"
+    );
+    // A bad glob is a usage error.
+    assert_eq!(
+        run(&["memcgs", "--memcg", "/a[", &fixture(MEMCGS)])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn memcgs_prometheus_exact() {
+    let out = ok(&[
+        "memcgs",
+        "--format",
+        "prometheus",
+        "--func",
+        "aptest_kmalloc_account",
+        &fixture(MEMCGS_73),
+    ]);
+    let labels = "file=\"modules/allocprof_test.c\",line=\"385\",\
+                  function=\"aptest_kmalloc_account\",module=\"allocprof_test\",memcg=\"/web\"";
+    let what = "made in the memory cgroup of the memcg label (its path; - for none, ? for one \
+                the table had no room for) (allocprof debugfs memcgs; call sites with the m flag).";
+    assert_eq!(
+        out,
+        format!(
+            "# HELP allocinfo_memcg_bytes Bytes of the live allocations of a call site {what}\n\
+             # TYPE allocinfo_memcg_bytes gauge\n\
+             allocinfo_memcg_bytes{{{labels}}} 5120\n\
+             # HELP allocinfo_memcg_allocations Live allocations of a call site {what}\n\
+             # TYPE allocinfo_memcg_allocations gauge\n\
+             allocinfo_memcg_allocations{{{labels}}} 40\n\
+             # HELP allocinfo_memcg_accounted_bytes Bytes of the live allocations that asked to \
+             be charged (__GFP_ACCOUNT, a cgroup other than the root; Linux 7.3) of a call site \
+             {what}\n\
+             # TYPE allocinfo_memcg_accounted_bytes gauge\n\
+             allocinfo_memcg_accounted_bytes{{{labels}}} 5120\n\
+             # HELP allocinfo_memcg_table_held Slots of allocprof's memory cgroup table held \
+             (allocprof debugfs memcgs).\n\
+             # TYPE allocinfo_memcg_table_held gauge\n\
+             allocinfo_memcg_table_held 3\n\
+             # HELP allocinfo_memcg_table_slots Slots in allocprof's memory cgroup table \
+             (allocprof debugfs memcgs).\n\
+             # TYPE allocinfo_memcg_table_slots gauge\n\
+             allocinfo_memcg_table_slots 64\n\
+             # HELP allocinfo_memcg_kept_without_total Allocations allocprof kept without their \
+             memory cgroup, as memcg \"?\", because its table was full, since it was loaded \
+             (allocprof debugfs memcgs).\n\
+             # TYPE allocinfo_memcg_kept_without_total counter\n\
+             allocinfo_memcg_kept_without_total 0\n"
+        )
+    );
+    // 6.12: no accounted gauge; the path with a space is one label value.
+    let out = ok(&["memcgs", "--format", "prometheus", &fixture(MEMCGS)]);
+    assert!(!out.contains("accounted"), "{out}");
+    assert_eq!(out.matches("allocinfo_memcg_bytes{").count(), 4);
+    let o = run_stdin(&["memcgs", "--format", "prometheus", "-"], MEMCGS_INPUT);
+    assert!(stdout(&o).contains(
+        "allocinfo_memcg_bytes{file=\"a/t.c\",line=\"9\",function=\"q\",module=\"t\",\
+         memcg=\"/my\\\\040app\"} 768\n"
+    ));
+}
+
+#[test]
+fn memcgs_malformed_files_warn_or_fail_with_strict() {
+    let input = "\
+# allocprof memcgs: x
+# memcgs: 3 held
+        4096        1 a/t.c:7 [t] func:p memcg:web
+        4096        1 a/t.c:7 [t] func:p memcg:/ accounted:-1
+        4096        1 a/t.c:7 [t] func:p memcg:/ accounted:1 x
+        4096        1 a/t.c:7 [t] func:p node:0
+        4096        1 a/t.c:7 [t] func:p memcg:/a
+";
+    let o = run_stdin(&["memcgs", "--format", "csv", "-"], input);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stderr(&o),
+        "allocinfo: warning: <stdin>: line 2: malformed line (expected # memcgs: H/N held; \
+         kept without their memcg: K (table full)): \"# memcgs: 3 held\"\n\
+         allocinfo: warning: <stdin>: line 3: malformed line (expected memcg:PATH (the \
+         cgroup's path, escaped), memcg:- or memcg:? after func:NAME, found \"memcg:web\"): \
+         \"        4096        1 a/t.c:7 [t] func:p memcg:web\"\n\
+         allocinfo: warning: <stdin>: line 4: malformed line (expected accounted:BYTES or the \
+         end of the line after memcg:PATH, found \"accounted:-1\"): \
+         \"        4096        1 a/t.c:7 [t] func:p memcg:/ accounted:-1\"\n\
+         allocinfo: warning: <stdin>: line 5: malformed line (expected the end of the line \
+         after accounted:BYTES, found \"x\"): \
+         \"        4096        1 a/t.c:7 [t] func:p memcg:/ accounted:1 x\"\n\
+         allocinfo: warning: <stdin>: line 6: malformed line (expected memcg:PATH (the \
+         cgroup's path, escaped), memcg:- or memcg:? after func:NAME, found \"node:0\"): \
+         \"        4096        1 a/t.c:7 [t] func:p node:0\"\n"
+    );
+    assert_eq!(
+        stdout(&o),
+        "rank,file,line,module,func,memcg,bytes,calls,accounted\n1,a/t.c,7,t,p,/a,4096,1,\n"
+    );
+    // Without a well-formed header line, the table has no line of it.
+    let o = run_stdin(&["memcgs", "-"], input);
+    assert!(stdout(&o).ends_with("1 of 1 call sites, 4.0 KiB of 4.0 KiB total\n"));
+    let o = run_stdin(&["memcgs", "--strict", "-"], input);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(stdout(&o), "");
+    assert!(stderr(&o).ends_with("allocinfo: error: 5 malformed line(s) in <stdin> (--strict)\n"));
+    // A nodes file is not a memcgs file, nor the other way round.
+    let o = run(&["memcgs", "--strict", &fixture(NODES)]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stderr(&o).contains("found \"node:0\")"), "{}", stderr(&o));
+    let o = run(&["nodes", "--strict", &fixture(MEMCGS)]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        stderr(&o).contains("found \"memcg:/web\")"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn memcgs_missing_file_says_what_is_needed() {
+    let o = run(&["memcgs", "/nonexistent/allocprof/memcgs"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), "");
+    assert_eq!(
+        stderr(&o),
+        "allocinfo: error: cannot read /nonexistent/allocprof/memcgs: No such file or \
+         directory (os error 2) (debugfs must be mounted on /sys/kernel/debug, e.g. \
+         `mount -t debugfs none /sys/kernel/debug`, and the allocprof module loaded)\n"
     );
 }
 

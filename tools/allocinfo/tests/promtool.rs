@@ -27,9 +27,11 @@ fn every_prometheus_output_passes_promtool() {
     let ages = fixture("guest-allocprof-ages.txt");
     let nodes = fixture("guest-allocprof-nodes.txt");
     let faults = fixture("guest-allocprof-faults.txt");
+    let memcgs = fixture("guest-allocprof-memcgs.txt");
+    let memcgs73 = fixture("guest-allocprof-7.3-memcgs.txt");
     let churn = fixture("rates/allocinfo-20261128T120100Z.txt");
     let guest_churn = fixture("rates-guest/allocinfo-20261128T192601Z.txt");
-    let cases: [(&str, Vec<&str>); 9] = [
+    let cases: [(&str, Vec<&str>); 11] = [
         ("top", vec!["top", "-n", "0", "--format", "prometheus", &b]),
         // Gauges and the four churn counters of allocprof's c flag.
         (
@@ -69,6 +71,13 @@ fn every_prometheus_output_passes_promtool() {
         ("diff", vec!["diff", "--format", "prometheus", &a, &b]),
         ("ages", vec!["ages", "--format", "prometheus", &ages]),
         ("nodes", vec!["nodes", "--format", "prometheus", &nodes]),
+        // Gauges by cgroup, the table's figures and its counter.
+        ("memcgs", vec!["memcgs", "--format", "prometheus", &memcgs]),
+        // Also the accounted bytes.
+        (
+            "memcgs on 7.3",
+            vec!["memcgs", "--format", "prometheus", &memcgs73],
+        ),
         // Counters (failures, allocations asked) and gauges (knobs, +Inf).
         ("faults", vec!["faults", "--format", "prometheus", &faults]),
     ];

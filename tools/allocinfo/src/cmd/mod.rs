@@ -5,6 +5,7 @@ pub mod diff;
 pub mod faults;
 pub mod group;
 pub mod leaks;
+pub mod memcgs;
 pub mod nodes;
 pub mod parts;
 pub mod plot;

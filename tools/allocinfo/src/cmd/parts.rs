@@ -1,5 +1,6 @@
-//! What `ages` and `nodes` share: the live allocations of a call site in
-//! parts (age buckets, NUMA nodes), ranked, cut and printed alike.
+//! What `ages`, `nodes` and `memcgs` share: the live allocations of a call
+//! site in parts (age buckets, NUMA nodes, memory cgroups), ranked, cut and
+//! printed alike.
 
 use crate::cli::{Format, PartsArgs};
 use crate::input::{display_name, read_debugfs, report_issues};
@@ -13,7 +14,7 @@ use anyhow::Result;
 use serde::Serialize;
 use std::cmp::Ordering;
 
-/// A run of `ages` or `nodes`: their shared options, the file, the end of
+/// A run of `ages`, `nodes` or `memcgs`: their shared options, the file, the end of
 /// the table's last line, `-v`.
 pub struct PartsCmd<'a> {
     pub args: &'a PartsArgs,
@@ -51,19 +52,20 @@ impl PartsCmd<'_> {
         let summary = TopSummary::of(sites.iter().map(|s| &s.site));
         sites.sort_by(|x, y| order(x, y).then_with(|| x.site.key().cmp(&y.site.key())));
         limit(&mut sites, args.n);
-        let mut out = render(&sites, summary, self.note, args.format)?;
-        append_stats(
-            &mut out,
-            parsed.stats.as_deref(),
-            args.format == Format::Table,
-            self.verbose,
-        );
+        let header = parsed.header.as_deref();
+        let mut out = render(&sites, summary, self.note, header, args.format)?;
+        let table = args.format == Format::Table;
+        append_stats(&mut out, parsed.stats.as_deref(), table, self.verbose);
+        if !table {
+            // The table has it under its last line, Prometheus as metrics.
+            append_stats(&mut out, header, false, self.verbose);
+        }
         write_stdout(&out)
     }
 }
 
-/// How `ages` and `nodes` show the parts of a call site's live
-/// allocations (an age bucket, a node), for [`render`].
+/// How `ages`, `nodes` and `memcgs` show the parts of a call site's live
+/// allocations (an age bucket, a node, a cgroup), for [`render`].
 pub trait PartOutput: Part {
     /// The table's columns after the site's: the part, its bytes, its calls.
     const COLUMNS: [&'static str; 3];
@@ -84,6 +86,13 @@ pub trait PartOutput: Part {
     fn csv(&self) -> Vec<String>;
     /// The part's own Prometheus labels, `name="value",...`.
     fn labels(&self) -> String;
+    /// The line under the table's last one that the file's [`Part::HEADER`]
+    /// line gives (`header`, as the parser checked it).
+    fn header_note(_header: &str) -> Option<String> {
+        None
+    }
+    /// The Prometheus metrics of the file's [`Part::HEADER`] line.
+    fn header_metrics(_out: &mut String, _header: &str) {}
 }
 
 #[derive(Serialize)]
@@ -92,6 +101,14 @@ struct PartJson<J> {
     part: J,
     bytes: i64,
     calls: u64,
+    /// Where [`Part::ACCOUNTED`]: `accounted`, null without it.
+    #[serde(flatten)]
+    accounted: Option<AccountedJson>,
+}
+
+#[derive(Serialize)]
+struct AccountedJson {
+    accounted: Option<u64>,
 }
 
 /// A site's list of parts under its name ([`PartOutput::JSON_LIST`]).
@@ -117,31 +134,50 @@ struct PartSiteJson<'a, J> {
     parts: NamedList<PartJson<J>>,
 }
 
-/// Render the sites of `ages` or `nodes` (already sorted and truncated);
-/// `summary` counts the sites before `-n`, `note` ends the table's last
-/// line (e.g. `--min-age`'s).
+/// Render the sites of `ages`, `nodes` or `memcgs` (already sorted and
+/// truncated); `summary` counts the sites before `-n`, `note` ends the
+/// table's last line (e.g. `--min-age`'s), `header` is the file's
+/// [`Part::HEADER`] line.
 ///
 /// The table has a row per site and part (the oldest bucket first, the
 /// lowest node first): the site's columns on its first row, then the part
-/// with its bytes and calls. JSON has one object per site with its list of
-/// parts, CSV one row per site and part, Prometheus two gauges per site and
-/// part (bytes, allocations).
+/// with its bytes and calls (and its accounted bytes where a shown part has
+/// them). JSON has one object per site with its list of parts, CSV one row
+/// per site and part, Prometheus two gauges per site and part (bytes,
+/// allocations; a third with the accounted bytes).
 fn render<P: PartOutput>(
     sites: &[PartSite<P>],
     summary: TopSummary,
     note: &str,
+    header: Option<&str>,
     fmt: Format,
 ) -> Result<String, RenderError> {
     match fmt {
         Format::Table => {
-            let mut t = SiteTable::new(&P::COLUMNS, &[0, 1, 2, 7, 8]);
+            let accounted = P::ACCOUNTED
+                && sites
+                    .iter()
+                    .any(|s| s.parts.iter().any(|c| c.accounted.is_some()));
+            let mut columns = P::COLUMNS.to_vec();
+            let mut right = vec![0, 1, 2, 7, 8];
+            if accounted {
+                columns.push("Accounted");
+                right.push(9);
+            }
+            let mut t = SiteTable::new(&columns, &right);
             for (i, s) in sites.iter().enumerate() {
                 let mut parts: Vec<_> = s.parts.iter().collect();
                 if P::LAST_FIRST {
                     parts.reverse();
                 }
                 for (j, c) in parts.into_iter().enumerate() {
-                    let more = [c.part.to_string(), format_iec(c.bytes), c.calls.to_string()];
+                    let mut more =
+                        vec![c.part.to_string(), format_iec(c.bytes), c.calls.to_string()];
+                    if accounted {
+                        more.push(c.accounted.map_or(String::new(), |a| {
+                            format_iec(i64::try_from(a).unwrap_or(i64::MAX))
+                        }));
+                    }
                     if j == 0 {
                         t.add_site(i + 1, &s.site, more);
                     } else {
@@ -149,7 +185,12 @@ fn render<P: PartOutput>(
                     }
                 }
             }
-            Ok(t.finish(summary, "call sites", note))
+            let mut out = t.finish(summary, "call sites", note);
+            if let Some(line) = header.and_then(P::header_note) {
+                out.push_str(&line);
+                out.push('\n');
+            }
+            Ok(out)
         }
         Format::Json => {
             let v: Vec<_> = sites
@@ -167,12 +208,14 @@ fn render<P: PartOutput>(
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(Vec::new());
-            let header = [
+            let accounted: &[&str] = if P::ACCOUNTED { &["accounted"] } else { &[] };
+            let columns = [
                 &["rank", "file", "line", "module", "func"][..],
                 P::CSV_COLUMNS,
                 &["bytes", "calls"],
+                accounted,
             ];
-            w.write_record(header.concat())?;
+            w.write_record(columns.concat())?;
             for (i, s) in sites.iter().enumerate() {
                 for c in &s.parts {
                     let mut row = vec![
@@ -184,6 +227,9 @@ fn render<P: PartOutput>(
                     ];
                     row.extend(c.part.csv());
                     row.extend([c.bytes.to_string(), c.calls.to_string()]);
+                    if P::ACCOUNTED {
+                        row.push(c.accounted.map_or(String::new(), |a| a.to_string()));
+                    }
                     w.write_record(row)?;
                 }
             }
@@ -212,6 +258,30 @@ fn render<P: PartOutput>(
                     samples,
                 );
             }
+            let any_accounted = sites
+                .iter()
+                .any(|s| s.parts.iter().any(|c| c.accounted.is_some()));
+            if P::ACCOUNTED && any_accounted {
+                let samples = sites.iter().flat_map(|s| {
+                    let labels = site_labels(&s.site.key());
+                    s.parts.iter().filter_map(move |c| {
+                        Some((format!("{labels},{}", c.part.labels()), c.accounted?))
+                    })
+                });
+                prom_gauge(
+                    &mut out,
+                    &format!("{}_accounted_bytes", P::METRIC),
+                    &format!(
+                        "Bytes of the live allocations that asked to be charged \
+                         (__GFP_ACCOUNT, a cgroup other than the root; Linux 7.3) of a call site {}",
+                        P::HELP
+                    ),
+                    samples,
+                );
+            }
+            if let Some(h) = header {
+                P::header_metrics(&mut out, h);
+            }
             Ok(out)
         }
     }
@@ -222,5 +292,8 @@ fn part_json<P: PartOutput>(c: &PartCount<P>) -> PartJson<P::Json> {
         part: c.part.json(),
         bytes: c.bytes,
         calls: c.calls,
+        accounted: P::ACCOUNTED.then_some(AccountedJson {
+            accounted: c.accounted,
+        }),
     }
 }
