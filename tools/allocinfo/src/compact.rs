@@ -25,7 +25,7 @@
 //! * `#` lines are comments; blank lines are skipped.
 
 use crate::parsed::{ParseErrorKind, ParseIssue, Parsed, Version};
-use crate::record::{Churn, Record};
+use crate::record::{accounted_from_extra, Churn, Record};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -204,6 +204,7 @@ fn decode_record(
         })
         .collect::<Result<Vec<_>, _>>()?;
     Churn::from_extra(&extra).map_err(|e| e.to_string())?;
+    accounted_from_extra(&extra).map_err(|e| e.to_string())?;
     Ok(Record {
         bytes,
         calls,

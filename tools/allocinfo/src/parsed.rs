@@ -3,7 +3,7 @@
 //! [`crate::compact`]): the records, the format version and the malformed
 //! lines.
 
-use crate::record::{ChurnError, Record};
+use crate::record::{AccountedError, ChurnError, Record};
 use std::fmt;
 
 /// Format version from the `allocinfo - version: X.Y` header.
@@ -46,6 +46,9 @@ pub enum ParseErrorKind {
     /// The keys `allocated:` and `freed:` of allocprof's `c` flag.
     #[error("{0}")]
     Churn(ChurnError),
+    /// The key `accounted:` of allocprof's `m` flag (Linux 7.3).
+    #[error("{0}")]
+    Accounted(AccountedError),
     /// A line of the compact snapshot form ([`crate::compact`]).
     #[error("invalid compact record: {0}")]
     Compact(String),

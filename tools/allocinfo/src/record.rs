@@ -34,6 +34,42 @@ pub const ALLOCATED_KEY: &str = "allocated";
 /// `freed:BYTES/CALLS`.
 pub const FREED_KEY: &str = "freed";
 
+/// The format 2.0 key of the live bytes of a call site with allocprof's `m`
+/// flag that asked to be charged to a memory cgroup (`__GFP_ACCOUNT`, a
+/// cgroup other than the root; Linux 7.3 only): `accounted:BYTES`.
+pub const ACCOUNTED_KEY: &str = "accounted";
+
+/// Why a line's `accounted:` key is not usable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AccountedError {
+    #[error("invalid accounted:{0}, expected accounted:BYTES")]
+    BadValue(String),
+    #[error("accounted: given twice")]
+    Twice,
+}
+
+/// The `accounted:` figure of the `extra` pairs of a line: `None` without
+/// the key, an error when it is not decimal digits (an unsigned 64-bit
+/// number, as allocprof prints it) or given twice.
+pub fn accounted_from_extra(extra: &[(String, String)]) -> Result<Option<u64>, AccountedError> {
+    let mut values = extra
+        .iter()
+        .filter(|(k, _)| k == ACCOUNTED_KEY)
+        .map(|(_, v)| v);
+    let Some(v) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(AccountedError::Twice);
+    }
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(AccountedError::BadValue(v.clone()));
+    }
+    v.parse()
+        .map(Some)
+        .map_err(|_| AccountedError::BadValue(v.clone()))
+}
+
 /// A call site's churn: its allocations and frees since allocprof's `c`
 /// flag was set on it, from the keys `allocated:BYTES/CALLS` and
 /// `freed:BYTES/CALLS` of its format 2.0 line. The frees are signed, as
@@ -165,6 +201,14 @@ impl Record {
         Churn::from_extra(&self.extra).ok().flatten()
     }
 
+    /// The live bytes that asked to be charged to a memory cgroup
+    /// (`accounted:`, allocprof's `m` flag on Linux 7.3), if the line has
+    /// the key and it is well formed (the parser reports malformed ones:
+    /// [`accounted_from_extra`]).
+    pub fn accounted(&self) -> Option<u64> {
+        accounted_from_extra(&self.extra).ok().flatten()
+    }
+
     /// False when the kernel flagged the counters as inaccurate (`accurate:no`).
     pub fn is_accurate(&self) -> bool {
         self.extra_value("accurate") != Some("no")
@@ -253,20 +297,24 @@ impl fmt::Display for SiteKey {
 /// headers, instantiated in several compilation units, show up once per
 /// instance). Bytes and calls are summed, extra pairs are united (first value
 /// wins, except that `accurate:no` from any instance wins). The churn keys
-/// (`allocated:`, `freed:`) are summed when every instance has them, and
-/// left out when only some have them: their sum would miss the others'.
-/// Order of first appearance is kept.
+/// (`allocated:`, `freed:`) and `accounted:` are summed when every instance
+/// has them, and left out when only some have them: their sum would miss
+/// the others'. Order of first appearance is kept.
 pub fn merge_duplicates(records: &[Record]) -> Vec<Record> {
     let mut index: std::collections::HashMap<SiteKey, usize> = Default::default();
     let mut out: Vec<Record> = Vec::with_capacity(records.len());
     // For each record of `out` merged from several: the sum of their
     // churn, `None` once an instance lacks it.
     let mut churn: std::collections::HashMap<usize, Option<Churn>> = Default::default();
+    // The same for `accounted:`.
+    let mut accounted: std::collections::HashMap<usize, Option<u64>> = Default::default();
     for r in records {
         match index.get(&r.key()) {
             Some(&i) => {
                 let sum = churn.entry(i).or_insert_with(|| out[i].churn());
                 *sum = sum.zip(r.churn()).map(|(a, b)| a.plus(b));
+                let sum = accounted.entry(i).or_insert_with(|| out[i].accounted());
+                *sum = sum.zip(r.accounted()).map(|(a, b)| a.wrapping_add(b));
                 let m = &mut out[i];
                 m.bytes = m.bytes.saturating_add(r.bytes);
                 m.calls = m.calls.saturating_add(r.calls);
@@ -298,6 +346,17 @@ pub fn merge_duplicates(records: &[Record]) -> Vec<Record> {
                 }
             }
             None => extra.retain(|(k, _)| k != ALLOCATED_KEY && k != FREED_KEY),
+        }
+    }
+    for (i, sum) in accounted {
+        let extra = &mut out[i].extra;
+        match sum {
+            Some(a) => {
+                if let Some(slot) = extra.iter_mut().find(|(k, _)| k == ACCOUNTED_KEY) {
+                    slot.1 = a.to_string();
+                }
+            }
+            None => extra.retain(|(k, _)| k != ACCOUNTED_KEY),
         }
     }
     out
@@ -427,6 +486,45 @@ mod tests {
         assert_eq!(merged[0].extra_string(), "");
         let merged = merge_duplicates(&[c, a]);
         assert_eq!((merged[0].bytes, merged[0].churn()), (107, None));
+    }
+
+    #[test]
+    fn merge_sums_accounted_of_every_instance_only() {
+        let a = with_extra(
+            rec(4096, 1, "a.h", 1, None),
+            &[
+                ("allocated", "4096/1"),
+                ("freed", "0/0"),
+                ("accounted", "4096"),
+            ],
+        );
+        let b = with_extra(
+            rec(8192, 2, "a.h", 1, None),
+            &[
+                ("allocated", "8192/2"),
+                ("freed", "0/0"),
+                ("accounted", "0"),
+            ],
+        );
+        let merged = merge_duplicates(&[a.clone(), b]);
+        assert_eq!(
+            merged[0].extra_string(),
+            "allocated:12288/3 freed:0/0 accounted:4096"
+        );
+        assert_eq!(merged[0].accounted(), Some(4096));
+        // An instance without it (a site given m in one unit only): dropped,
+        // the churn kept.
+        let c = with_extra(
+            rec(1, 1, "a.h", 1, None),
+            &[("allocated", "1/1"), ("freed", "0/0")],
+        );
+        for merged in [
+            merge_duplicates(&[a.clone(), c.clone()]),
+            merge_duplicates(&[c, a]),
+        ] {
+            assert_eq!(merged[0].accounted(), None);
+            assert_eq!(merged[0].extra_string(), "allocated:4097/2 freed:0/0");
+        }
     }
 
     #[test]

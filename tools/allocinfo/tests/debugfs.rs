@@ -1030,6 +1030,31 @@ fn memcgs_fixtures_parse_to_the_exact_lines() {
     }
 }
 
+/// The 7.3 sites' /proc/allocinfo 2.0 lines of the same run (allocprof's
+/// Documentation/control.md, v2-accounted.txt) are the sums of their rows:
+/// bytes, calls and accounted.
+#[test]
+fn memcgs_rows_sum_to_the_sites_allocinfo_lines_on_7_3() {
+    let p = parse_memcgs(&std::fs::read_to_string(fixture(MEMCGS_73)).unwrap());
+    let lines =
+        allocinfo::parse_str(&std::fs::read_to_string(fixture("v2-accounted.txt")).unwrap());
+    assert!(lines.issues.is_empty());
+    let got: Vec<_> = memcgs::sites(&p.lines)
+        .iter()
+        .map(|s| {
+            let accounted = s.parts.iter().map(|c| c.accounted.unwrap()).sum::<u64>();
+            (s.site.key(), s.site.bytes, s.site.calls, Some(accounted))
+        })
+        .collect();
+    let want: Vec<_> = lines
+        .records
+        .iter()
+        .map(|r| (r.key(), r.bytes, r.calls, r.accounted()))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(want[0].3, Some(1228800 + 491520));
+}
+
 #[test]
 fn memcgs_table_exact_on_the_6_12_capture() {
     let out = ok(&["memcgs", "-v", &fixture(MEMCGS)]);

@@ -31,7 +31,8 @@ fn every_prometheus_output_passes_promtool() {
     let memcgs73 = fixture("guest-allocprof-7.3-memcgs.txt");
     let churn = fixture("rates/allocinfo-20261128T120100Z.txt");
     let guest_churn = fixture("rates-guest/allocinfo-20261128T192601Z.txt");
-    let cases: [(&str, Vec<&str>); 11] = [
+    let accounted = fixture("v2-accounted.txt");
+    let cases: [(&str, Vec<&str>); 12] = [
         ("top", vec!["top", "-n", "0", "--format", "prometheus", &b]),
         // Gauges and the four churn counters of allocprof's c flag.
         (
@@ -41,6 +42,11 @@ fn every_prometheus_output_passes_promtool() {
         (
             "top with churn, a real capture",
             vec!["top", "-n", "0", "--format", "prometheus", &guest_churn],
+        ),
+        // The accounted bytes of allocprof's m flag on 7.3.
+        (
+            "top with accounted",
+            vec!["top", "--format", "prometheus", &accounted],
         ),
         (
             "group by subsystem",

@@ -197,6 +197,18 @@ fn render(rows: &[Record], summary: TopSummary, fmt: Format) -> Result<String, R
                     );
                 }
             }
+            // allocprof's m flag on Linux 7.3, when a site has it.
+            if rows.iter().any(|r| r.accounted().is_some()) {
+                prom_gauge(
+                    &mut out,
+                    "allocinfo_accounted_bytes",
+                    "Live bytes of a call site with allocprof's m flag that asked to be charged \
+                     to a memory cgroup (__GFP_ACCOUNT, a cgroup other than the root; \
+                     /proc/allocinfo accounted:, Linux 7.3).",
+                    rows.iter()
+                        .filter_map(|r| Some((labels(r), r.accounted()?))),
+                );
+            }
             Ok(out)
         }
     }
@@ -231,6 +243,42 @@ mod tests {
         ));
         assert!(s.starts_with("# HELP allocinfo_bytes "));
         assert!(!s.contains("churn"), "{s}");
+        assert!(!s.contains("accounted"), "{s}");
+    }
+
+    #[test]
+    fn prometheus_accounted_gauge() {
+        let site = |line, extra: &[(&str, &str)]| Record {
+            bytes: 5120,
+            calls: 40,
+            file: "modules/allocprof_test.c".into(),
+            line,
+            module: Some("allocprof_test".into()),
+            func: "aptest_kmalloc_account".into(),
+            extra: extra
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        let s = render(
+            &[site(385, &[("accounted", "5120")]), site(386, &[])],
+            TopSummary {
+                sites: 2,
+                bytes: 10240,
+            },
+            Format::Prometheus,
+        )
+        .unwrap();
+        let gauge = s.split_once("# HELP allocinfo_accounted_bytes ").unwrap().1;
+        assert_eq!(
+            gauge,
+            "Live bytes of a call site with allocprof's m flag that asked to be charged to a \
+             memory cgroup (__GFP_ACCOUNT, a cgroup other than the root; /proc/allocinfo \
+             accounted:, Linux 7.3).\n\
+             # TYPE allocinfo_accounted_bytes gauge\n\
+             allocinfo_accounted_bytes{file=\"modules/allocprof_test.c\",line=\"385\",\
+             function=\"aptest_kmalloc_account\",module=\"allocprof_test\"} 5120\n"
+        );
     }
 
     #[test]
