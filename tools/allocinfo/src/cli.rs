@@ -284,7 +284,8 @@ pub enum Format {
     Json,
     /// CSV with a header row (exact integers).
     Csv,
-    /// Prometheus text exposition format (gauges; counters for faults and top's churn keys), for
+    /// Prometheus text exposition format (gauges; counters for faults, top's churn keys and
+    /// memcgs' allocations kept without their cgroup), for
     /// node_exporter's textfile collector.
     Prometheus,
 }

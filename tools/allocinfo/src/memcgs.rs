@@ -115,8 +115,8 @@ pub struct MemcgTable {
     pub held: u64,
     /// Slots in the table.
     pub slots: u64,
-    /// Allocations kept without their cgroup (the table was full), since
-    /// the module was loaded.
+    /// Allocations kept without their cgroup (the table was full): a count
+    /// that only grows while the module profiles, not those live now.
     pub kept_without: u64,
 }
 

@@ -1360,8 +1360,8 @@ fn memcgs_prometheus_exact() {
              # TYPE allocinfo_memcg_table_slots gauge\n\
              allocinfo_memcg_table_slots 64\n\
              # HELP allocinfo_memcg_kept_without_total Allocations allocprof kept without their \
-             memory cgroup, as memcg \"?\", because its table was full, since it was loaded \
-             (allocprof debugfs memcgs).\n\
+             memory cgroup, as memcg \"?\", because its table was full (a count that only \
+             grows; allocprof debugfs memcgs).\n\
              # TYPE allocinfo_memcg_kept_without_total counter\n\
              allocinfo_memcg_kept_without_total 0\n"
         )

@@ -104,7 +104,7 @@ impl PartOutput for Memcg {
                 "allocinfo_memcg_kept_without_total",
                 "counter",
                 "Allocations allocprof kept without their memory cgroup, as memcg \"?\", because \
-                 its table was full, since it was loaded (allocprof debugfs memcgs).",
+                 its table was full (a count that only grows; allocprof debugfs memcgs).",
                 t.kept_without,
             ),
         ] {
