@@ -17,7 +17,7 @@
 
 use crate::debugfs::{comment_line, Malformed};
 use crate::debugfs::{need_field, parse_site, split_field, Bad, Expected, Found};
-use crate::record::{Record, SiteKey};
+use crate::record::{Record, SiteKey, ACCOUNTED_KEY};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -42,9 +42,6 @@ pub trait Part: Clone + Eq + Ord + fmt::Display {
     }
 }
 
-/// The key of the bytes that asked to be charged to a memory cgroup.
-pub const ACCOUNTED_KEY: &str = "accounted:";
-
 /// One line: the live allocations of a call site in one part.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartLine<P> {
@@ -60,7 +57,7 @@ impl<P: Part> PartLine<P> {
     /// The line as the kernel prints it, with its newline.
     pub fn to_line(&self) -> String {
         let accounted = match self.accounted {
-            Some(a) => format!(" {ACCOUNTED_KEY}{a}"),
+            Some(a) => format!(" {ACCOUNTED_KEY}:{a}"),
             None => String::new(),
         };
         format!(
@@ -100,6 +97,7 @@ fn parse_line<P: Part>(line: &str) -> Result<PartLine<P>, Bad> {
             // Decimal digits only, as the kernel prints them.
             accounted = tok
                 .strip_prefix(ACCOUNTED_KEY)
+                .and_then(|v| v.strip_prefix(':'))
                 .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
                 .and_then(|v| v.parse::<u64>().ok())
                 .map(Some)

@@ -14,8 +14,8 @@ use anyhow::Result;
 use serde::Serialize;
 use std::cmp::Ordering;
 
-/// A run of `ages`, `nodes` or `memcgs`: their shared options, the file, the end of
-/// the table's last line, `-v`.
+/// A run of `ages`, `nodes` or `memcgs`: their shared options, the file,
+/// the end of the table's last line, `-v`.
 pub struct PartsCmd<'a> {
     pub args: &'a PartsArgs,
     pub input: &'a str,
@@ -154,10 +154,7 @@ fn render<P: PartOutput>(
 ) -> Result<String, RenderError> {
     match fmt {
         Format::Table => {
-            let accounted = P::ACCOUNTED
-                && sites
-                    .iter()
-                    .any(|s| s.parts.iter().any(|c| c.accounted.is_some()));
+            let accounted = any_accounted(sites);
             let mut columns = P::COLUMNS.to_vec();
             let mut right = vec![0, 1, 2, 7, 8];
             if accounted {
@@ -258,10 +255,7 @@ fn render<P: PartOutput>(
                     samples,
                 );
             }
-            let any_accounted = sites
-                .iter()
-                .any(|s| s.parts.iter().any(|c| c.accounted.is_some()));
-            if P::ACCOUNTED && any_accounted {
+            if any_accounted(sites) {
                 let samples = sites.iter().flat_map(|s| {
                     let labels = site_labels(&s.site.key());
                     s.parts.iter().filter_map(move |c| {
@@ -285,6 +279,14 @@ fn render<P: PartOutput>(
             Ok(out)
         }
     }
+}
+
+/// Whether a part of `sites` has accounted bytes (only memcgs' can, on 7.3).
+fn any_accounted<P: Part>(sites: &[PartSite<P>]) -> bool {
+    P::ACCOUNTED
+        && sites
+            .iter()
+            .any(|s| s.parts.iter().any(|c| c.accounted.is_some()))
 }
 
 fn part_json<P: PartOutput>(c: &PartCount<P>) -> PartJson<P::Json> {
