@@ -443,21 +443,21 @@ fn prometheus_group_metrics() {
 // ------------------------------------------------------------------ diff
 
 const DIFF_SITES_CSV: &str = "\
-kind,group,file,line,module,func,status,old_bytes,new_bytes,delta_bytes,old_calls,new_calls,delta_calls,matched,old_line
-site,,mm/filemap.c,1977,,__filemap_get_folio,grown,201326592,268435456,67108864,49152,65536,16384,exact,
-site,,mm/slub.c,2345,,alloc_slab_page,grown,84934656,88080384,3145728,20736,21504,768,exact,
-site,,fs/dcache.c,1690,,__d_alloc,grown,6291456,7864320,1572864,32768,40960,8192,exact,
-site,,fs/fuse/inode.c,117,fuse,fuse_alloc_inode,new,0,1048576,1048576,0,1024,1024,,
-site,,net/core/skbuff.c,652,,kmalloc_reserve,shrunk,3670016,2621440,-1048576,1792,1280,-512,exact,
-site,,kernel/fork.c,311,,alloc_thread_stack_node,grown,10485760,11534336,1048576,640,704,64,exact,
-site,,fs/nfs/inode.c,2434,nfs,nfs_alloc_inode,vanished,786432,0,-786432,768,0,-768,,
+kind,group,file,line,module,func,status,old_bytes,new_bytes,delta_bytes,old_calls,new_calls,delta_calls,matched,old_line,old_file
+site,,mm/filemap.c,1977,,__filemap_get_folio,grown,201326592,268435456,67108864,49152,65536,16384,exact,,
+site,,mm/slub.c,2345,,alloc_slab_page,grown,84934656,88080384,3145728,20736,21504,768,exact,,
+site,,fs/dcache.c,1690,,__d_alloc,grown,6291456,7864320,1572864,32768,40960,8192,exact,,
+site,,fs/fuse/inode.c,117,fuse,fuse_alloc_inode,new,0,1048576,1048576,0,1024,1024,,,
+site,,net/core/skbuff.c,652,,kmalloc_reserve,shrunk,3670016,2621440,-1048576,1792,1280,-512,exact,,
+site,,kernel/fork.c,311,,alloc_thread_stack_node,grown,10485760,11534336,1048576,640,704,64,exact,,
+site,,fs/nfs/inode.c,2434,nfs,nfs_alloc_inode,vanished,786432,0,-786432,768,0,-768,,,
 ";
 
 const DIFF_GROUPS_CSV: &str = "\
-subsystem,mm,,,,,,405995520,476250112,70254592,110100,127252,17152,,
-subsystem,fs,,,,,,29097984,30932992,1835008,78848,87296,8448,,
-subsystem,net,,,,,,4161536,3112960,-1048576,2112,1600,-512,,
-subsystem,kernel,,,,,,21897216,22945792,1048576,26836,26900,64,,
+subsystem,mm,,,,,,405995520,476250112,70254592,110100,127252,17152,,,
+subsystem,fs,,,,,,29097984,30932992,1835008,78848,87296,8448,,,
+subsystem,net,,,,,,4161536,3112960,-1048576,2112,1600,-512,,,
+subsystem,kernel,,,,,,21897216,22945792,1048576,26836,26900,64,,,
 ";
 
 #[test]
@@ -547,9 +547,9 @@ fn diff_table_and_by_module() {
     ]);
     assert_eq!(
         out,
-        "kind,group,file,line,module,func,status,old_bytes,new_bytes,delta_bytes,old_calls,new_calls,delta_calls,matched,old_line\n\
-         site,,mm/filemap.c,1977,,__filemap_get_folio,grown,201326592,268435456,67108864,49152,65536,16384,exact,\n\
-         module,(built-in),,,,,,479305728,551133184,71827456,235424,260320,24896,,\n"
+        "kind,group,file,line,module,func,status,old_bytes,new_bytes,delta_bytes,old_calls,new_calls,delta_calls,matched,old_line,old_file\n\
+         site,,mm/filemap.c,1977,,__filemap_get_folio,grown,201326592,268435456,67108864,49152,65536,16384,exact,,\n\
+         module,(built-in),,,,,,479305728,551133184,71827456,235424,260320,24896,,,\n"
     );
 }
 
@@ -582,7 +582,7 @@ fn diff_of_identical_files_is_empty() {
     ]);
     assert_eq!(
         out,
-        "kind,group,file,line,module,func,status,old_bytes,new_bytes,delta_bytes,old_calls,new_calls,delta_calls,matched,old_line\n"
+        "kind,group,file,line,module,func,status,old_bytes,new_bytes,delta_bytes,old_calls,new_calls,delta_calls,matched,old_line,old_file\n"
     );
 }
 
@@ -598,20 +598,20 @@ const MOVED_A: &str = "guest-upstream-6.12.117-a.txt";
 const MOVED_B: &str = "moved-upstream-6.12.117-a.txt";
 
 const MOVED_CSV: &str = "\
-kind,group,file,line,module,func,status,old_bytes,new_bytes,delta_bytes,old_calls,new_calls,delta_calls,matched,old_line
-site,,kernel/fork.c,1895,,copy_signal,grown,28416,29952,1536,37,39,2,moved,1891
-site,,/root/.cache/allocprof/modbuild/upstream/modules/allocprof_test.c,85,allocprof_test,aptest_kmalloc_100,grown,5120,6400,1280,40,50,10,moved,82
-site,,kernel/sched/topology.c,2260,,__sdt_alloc,vanished,384,0,-384,2,0,-2,,
-site,,kernel/sched/topology.c,2270,,__sdt_alloc,new,0,384,384,0,2,2,,
-site,,arch/x86/kernel/e820.c,717,,e820__reallocate_tables,grown,192,384,192,1,2,1,moved,714
-site,,kernel/sched/topology.c,2274,,__sdt_alloc,vanished,128,0,-128,2,0,-2,,
-site,,kernel/sched/topology.c,2283,,__sdt_alloc,vanished,128,0,-128,2,0,-2,,
-site,,kernel/sched/topology.c,2284,,__sdt_alloc,new,0,128,128,0,2,2,,
-site,,kernel/sched/topology.c,2293,,__sdt_alloc,new,0,128,128,0,2,2,,
-site,,kernel/sched/topology.c,2267,,__sdt_alloc,vanished,16,0,-16,1,0,-1,,
-subsystem,kernel,,,,,,945888,947408,1520,692,693,1,,
-subsystem,root,,,,,,5120,6400,1280,40,50,10,,
-subsystem,arch/x86,,,,,,122592,122784,192,80,81,1,,
+kind,group,file,line,module,func,status,old_bytes,new_bytes,delta_bytes,old_calls,new_calls,delta_calls,matched,old_line,old_file
+site,,kernel/fork.c,1895,,copy_signal,grown,28416,29952,1536,37,39,2,moved,1891,
+site,,/root/.cache/allocprof/modbuild/upstream/modules/allocprof_test.c,85,allocprof_test,aptest_kmalloc_100,grown,5120,6400,1280,40,50,10,moved,82,
+site,,kernel/sched/topology.c,2260,,__sdt_alloc,vanished,384,0,-384,2,0,-2,,,
+site,,kernel/sched/topology.c,2270,,__sdt_alloc,new,0,384,384,0,2,2,,,
+site,,arch/x86/kernel/e820.c,717,,e820__reallocate_tables,grown,192,384,192,1,2,1,moved,714,
+site,,kernel/sched/topology.c,2274,,__sdt_alloc,vanished,128,0,-128,2,0,-2,,,
+site,,kernel/sched/topology.c,2283,,__sdt_alloc,vanished,128,0,-128,2,0,-2,,,
+site,,kernel/sched/topology.c,2284,,__sdt_alloc,new,0,128,128,0,2,2,,,
+site,,kernel/sched/topology.c,2293,,__sdt_alloc,new,0,128,128,0,2,2,,,
+site,,kernel/sched/topology.c,2267,,__sdt_alloc,vanished,16,0,-16,1,0,-1,,,
+subsystem,kernel,,,,,,945888,947408,1520,692,693,1,,,
+subsystem,root,,,,,,5120,6400,1280,40,50,10,,,
+subsystem,arch/x86,,,,,,122592,122784,192,80,81,1,,,
 ";
 
 #[test]
@@ -630,7 +630,7 @@ fn diff_matches_moved_lines_by_module_file_and_function() {
     assert_eq!(
         v["matching"],
         serde_json::json!({"mode": "moved", "moved": 10, "moved_changed": 3,
-                           "ambiguous_funcs": 1, "ambiguous_old": 4, "ambiguous_new": 3})
+                           "path": 0, "path_changed": 0, "ambiguous_funcs": 1, "ambiguous_old": 4, "ambiguous_new": 3})
     );
     assert_eq!(
         v["counts"],
@@ -679,7 +679,7 @@ fn diff_matches_moved_lines_by_module_file_and_function() {
         table.ends_with(
             "Total: 20.4 MiB -> 20.4 MiB (+2.9 KiB), calls 21683 -> 21695 (+12); \
              10 call sites matched with a moved line (3 changed)\n\
-             Not matched by moved line: 4 old and 3 new call sites of 1 function(s) with \
+             Not matched by moved line or path: 4 old and 3 new call sites of 1 function(s) with \
              another number of sites on each side (counted as vanished and new)\n"
         ),
         "{table}"

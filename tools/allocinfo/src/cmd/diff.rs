@@ -7,7 +7,9 @@ use crate::input::load_file;
 use crate::render::{
     limit, new_table, prom_gauge, site_labels, to_csv, to_json, write_stdout, RenderError,
 };
-use allocinfo::diff::{diff, Change, Diff, GroupDelta, MoveCounts, SiteDelta, StatusCounts};
+use allocinfo::diff::{
+    diff, Change, Diff, GroupDelta, MatchKind, MoveCounts, SiteDelta, StatusCounts,
+};
 use allocinfo::group::GroupBy;
 use allocinfo::units::{format_iec, format_iec_signed};
 use anyhow::Result;
@@ -35,8 +37,9 @@ struct DiffSiteJson<'a> {
     status: &'static str,
     #[serde(flatten)]
     change: Change,
-    matched: Option<&'static str>,
+    matched: Option<MatchKind>,
     old_line: Option<u32>,
+    old_file: Option<&'a str>,
 }
 
 impl<'a> DiffSiteJson<'a> {
@@ -50,6 +53,7 @@ impl<'a> DiffSiteJson<'a> {
             change: s.change,
             matched: s.matched(),
             old_line: s.old_line,
+            old_file: s.old_file.as_deref(),
         }
     }
 }
@@ -83,6 +87,7 @@ struct DiffCsvRow<'a> {
     delta_calls: i64,
     matched: &'static str,
     old_line: Option<u32>,
+    old_file: &'a str,
 }
 
 impl DiffCsvRow<'_> {
@@ -104,6 +109,7 @@ impl DiffCsvRow<'_> {
             delta_calls: c.delta_calls,
             matched: "",
             old_line: None,
+            old_file: "",
         }
     }
 }
@@ -128,11 +134,13 @@ fn change_cells(c: &Change) -> Vec<String> {
 }
 
 /// The `Match` cell of a site: `moved OLD→NEW` for a site paired by
-/// module, file and function, else empty.
+/// module, file and function, `path OLDFILE:OLDLINE` for one paired with
+/// its file named another way, else empty.
 fn match_cell(s: &SiteDelta) -> String {
-    match s.old_line {
-        Some(old) => format!("moved {old}→{}", s.key.line),
-        None => String::new(),
+    match (&s.old_file, s.old_line) {
+        (Some(file), old) => format!("path {file}:{}", old.unwrap_or(s.key.line)),
+        (None, Some(old)) => format!("moved {old}→{}", s.key.line),
+        (None, None) => String::new(),
     }
 }
 
@@ -152,8 +160,12 @@ fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
             }
             out.push('\n');
             if !d.sites.is_empty() {
-                // A column of how sites were paired when a row moved.
-                let moved = d.sites.iter().any(|s| s.old_line.is_some());
+                // A column of how sites were paired when a row moved or
+                // was paired with its file named another way.
+                let moved = d
+                    .sites
+                    .iter()
+                    .any(|s| s.old_line.is_some() || s.old_file.is_some());
                 let header = [
                     "Change", "Old", "New", "Calls", "Status", "Location", "Module", "Function",
                     "Match",
@@ -208,11 +220,19 @@ fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
                     m.moved, m.moved_changed
                 );
             }
+            if m.path > 0 {
+                let _ = write!(
+                    out,
+                    "; {} call sites of a module matched with their file named another way \
+                     ({} changed)",
+                    m.path, m.path_changed
+                );
+            }
             out.push('\n');
             if m.ambiguous_funcs > 0 {
                 let _ = writeln!(
                     out,
-                    "Not matched by moved line: {} old and {} new call sites of {} function(s) \
+                    "Not matched by moved line or path: {} old and {} new call sites of {} function(s) \
                      with another number of sites on each side (counted as vanished and new)",
                     m.ambiguous_old, m.ambiguous_new, m.ambiguous_funcs
                 );
@@ -234,8 +254,9 @@ fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
                 module: s.key.module.as_deref().unwrap_or(""),
                 func: &s.key.func,
                 status: s.status.as_str(),
-                matched: s.matched().unwrap_or(""),
+                matched: s.matched().map_or("", MatchKind::as_str),
                 old_line: s.old_line,
+                old_file: s.old_file.as_deref().unwrap_or(""),
                 ..DiffCsvRow::new("site", &s.change)
             });
             let groups = d.groups.iter().map(|g| DiffCsvRow {
@@ -260,6 +281,7 @@ fn render(d: &Diff, fmt: Format) -> Result<String, RenderError> {
                     "delta_calls",
                     "matched",
                     "old_line",
+                    "old_file",
                 ],
             )
         }
