@@ -658,3 +658,107 @@ fn top_by_rate_on_the_real_captures() {
         ["13", "66", "6", "38", "425984", "8448", "196608", "4864"]
     );
 }
+
+/// `diff` pairs an external module's site whose file is named two ways
+/// and says so: from `moved-upstream-6.12.117-a.txt` (capture a of 6.12.117
+/// with the test module's site moved from line 82 to 85 and grown from 40
+/// to 50 allocations, its file absolute) to 7.3.4's capture a (40
+/// allocations, its file relative, line 152).
+#[test]
+fn diff_across_kernels_pairs_a_modules_file_named_two_ways() {
+    const OLD: &str = "moved-upstream-6.12.117-a.txt";
+    const NEW: &str = "guest-upstream-7.3.4-a.txt";
+    const ABS: &str = "/root/.cache/allocprof/modbuild/upstream/modules/allocprof_test.c";
+    let (old, new) = (fixture(OLD), fixture(NEW));
+    let v: serde_json::Value = serde_json::from_str(&ok(&[
+        "diff",
+        "--module",
+        "allocprof_test",
+        "--format",
+        "json",
+        &old,
+        &new,
+    ]))
+    .unwrap();
+    let sites = v["sites"].as_array().unwrap();
+    assert_eq!(sites.len(), 1, "{v}");
+    assert_eq!(
+        (
+            sites[0]["file"].as_str(),
+            sites[0]["old_file"].as_str(),
+            diff_site(&sites[0])
+        ),
+        (
+            Some("modules/allocprof_test.c"),
+            Some(ABS),
+            (
+                "shrunk".to_string(),
+                Some("path".to_string()),
+                Some(85),
+                152,
+                50 * 128,
+                40 * 128,
+                50,
+                40
+            )
+        )
+    );
+    assert_eq!(
+        (
+            v["matching"]["path"].clone(),
+            v["matching"]["path_changed"].clone()
+        ),
+        (1.into(), 1.into())
+    );
+    let table = ok(&["diff", "--module", "allocprof_test", &old, &new]);
+    let rows: Vec<&str> = table.lines().collect();
+    assert!(
+        rows[2].ends_with(
+            "┆ Match                                                                     │"
+        ),
+        "{table}"
+    );
+    assert!(
+        rows[4].ends_with(&format!("┆ aptest_kmalloc_100 ┆ path {ABS}:85 │")),
+        "{table}"
+    );
+    let csv = ok(&[
+        "diff",
+        "--module",
+        "allocprof_test",
+        "--format",
+        "csv",
+        &old,
+        &new,
+    ]);
+    assert_eq!(
+        csv.lines().nth(1),
+        Some(
+            format!(
+                "site,,modules/allocprof_test.c,152,allocprof_test,aptest_kmalloc_100,shrunk,\
+                 6400,5120,-1280,50,40,-10,path,85,{ABS}"
+            )
+            .as_str()
+        )
+    );
+    // The other way round: the old file relative, the new one absolute.
+    let back = ok(&[
+        "diff",
+        "--module",
+        "allocprof_test",
+        "--format",
+        "csv",
+        &new,
+        &old,
+    ]);
+    assert_eq!(
+        back.lines().nth(1),
+        Some(
+            format!(
+                "site,,{ABS},85,allocprof_test,aptest_kmalloc_100,grown,\
+                 5120,6400,1280,40,50,10,path,152,modules/allocprof_test.c"
+            )
+            .as_str()
+        )
+    );
+}
