@@ -448,6 +448,9 @@ pub struct DiffArgs {
     /// same, then the sites left on both sides by module, file and function when their
     /// line moved (a kernel upgrade): one each, or several in line order when a function
     /// has as many on both sides (else they stay new and vanished). Marked `moved OLD→NEW`.
+    /// Then, the same way, the sites of a module by module and function whose file is named
+    /// absolute on one side and relative on the other (an external module across kernels:
+    /// `/…/modules/a.c` and `modules/a.c`). Marked `path OLDFILE:OLDLINE`.
     #[arg(long = "match", value_enum, value_name = "HOW", default_value_t = Matching::Moved)]
     pub matching: Matching,
     /// Output format.
