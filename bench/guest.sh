@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs in the guest (bench/run): the benchmark of one boot.
-#   sh guest.sh BOOT RUNS MODULE_PARAMS EXTRAS WATCH [OTHER_FLAGS]
+#   sh guest.sh BOOT RUNS MODULE_PARAMS EXTRAS WATCH [OTHER_FLAGS [SITE_FLAGS]]
 # BOOT: noprof | upstream | upstream-off | upstream-compressed (7.3's
 # built-in booted sysctl.vm.mem_profiling=1,compressed) | base |
 # base-compressed (base-7.3 booted the same way: base-compressed, then
@@ -18,6 +18,17 @@
 #   watch-s      the benchmark's own six call sites with +s (stacks)
 #   watch-a      the same with +a (ages)
 #   watch-sa     the same with +sa
+# then, for each letter L of SITE_FLAGS (control-file flags measured the
+# same way: "c" today), two more:
+#   watch-other-L  another call site (watch-other's) with +L, run as
+#                  allocprof-on is (the target: the loops unchanged)
+#   watch-L      the benchmark's own six call sites with +L, through the
+#                run file as watch-s is, but with the full iterations (a
+#                flag that only adds to the cold path costs too little
+#                to need a tenth)
+# With c, the churn file's lines of the flagged call sites are recorded
+# after the run, before the flag is cleared (fig=churn: bench/report.py
+# checks them against the loops' calls).
 # watch-other is loaded and run as allocprof-on is; the benchmark's own call
 # sites only exist once its module is loaded, so for watch-s/-a/-sa it is
 # loaded with runs=0, flagged, and run through its debugfs run file, with a
@@ -39,7 +50,7 @@
 # fork/exec loop and the whole-system load (hackbench).
 # Writes /root/out/results.txt, one "key=value ..." line per figure.
 set -e
-boot=$1 runs=$2 params=$3 extras=${4:-0} watch=${5:-0} other_flags=${6:-sanf}
+boot=$1 runs=$2 params=$3 extras=${4:-0} watch=${5:-0} other_flags=${6:-sanf} site_flags=${7:-}
 out=/root/out/results.txt
 mkdir -p /root/out
 : >"$out"
@@ -48,6 +59,7 @@ rust_ko=/root/allocprof_rust_bench.ko
 clock=/sys/kernel/debug/allocprof_bench/now
 control=/sys/kernel/debug/allocprof/control
 stacks=/sys/kernel/debug/allocprof/stacks
+churn=/sys/kernel/debug/allocprof/churn
 # The benchmark's call sites in the control file ("file:line [module]function =flags").
 bench_sites='^[^ ]+:[0-9]+ \[allocprof_bench\]loop_(kmalloc|kmalloc64_each|kmalloc64_one_tag|page|vmalloc|percpu)'
 # watch-other's call site: one that nothing reaches during the benchmark
@@ -129,35 +141,61 @@ record_stats() {
 	echo "cfg=$1 rep=$2 $(grep '^# tracked:' $stacks)" >>/root/out/watch_stats.txt
 }
 
-# watch-other: another call site watched with +sanf while the benchmark
-# module is loaded and run as for allocprof-on: with f somewhere, every
-# allocation tests its own call site's word before it allocates (patch
-# 0014's static key is on); probability=0, so none fails.
-bench_other() {
-	cfg=$1 rep=$2
-	expect_flags "$cfg" "$other_site" 1 p
-	case $other_flags in
-	*f*) echo "file $other_file func $other_func +$other_flags probability=0 verbose=0" >$control ;;
-	*) echo "file $other_file func $other_func +$other_flags" >$control ;;
-	esac
-	expect_flags "$cfg" "$other_site" 1 "p$other_flags"
-	watch_stats
-	# shellcheck disable=SC2086 # the statistics' four numbers, a word each
-	set -- $ws
-	bench "$cfg" "$rep"
-	record_stats "$cfg" "$rep" "$3" "$4"
-	echo "file $other_file func $other_func =p" >$control
-	expect_flags "$cfg" "$other_site" 1 p
+# churn_figures CFG REP REGEX N: the churn file's lines of the call sites
+# matching REGEX, exactly N of them (else the boot fails: the flag was not
+# taken), each as a fig=churn line with the call site's function.
+churn_figures() {
+	n=$(grep -cE "$3" $churn || true)
+	if [ "$n" -ne "$4" ]; then
+		echo "bench: $1: expected $4 lines matching '$3' in $churn, found $n:"
+		cat $churn
+		exit 1
+	fi
+	grep -E "$3" $churn |
+		sed -n 's/^allocs:\([-0-9]*\) frees:\([-0-9]*\) alloc_bytes:\([-0-9]*\) free_bytes:\([-0-9]*\) seconds:[0-9.]* .*func:\([A-Za-z0-9_]*\) *$/cfg='"$1"' rep='"$2"' fig=churn func=\5 allocs=\1 frees=\2 alloc_bytes=\3 free_bytes=\4/p' >>"$out"
+	n=$(grep -c "^cfg=$1 rep=$2 fig=churn " "$out" || true)
+	[ "$n" -eq "$4" ] || { echo "bench: $1: $n of the $4 churn lines parsed:"; cat $churn; exit 1; }
 }
 
-# watch-s, watch-a, watch-sa: the benchmark's own call sites watched with
-# FLAGS (s, a or sa): loaded with runs=0 and a tenth of the iterations,
-# flagged, one round through the run file, flags reset, unloaded.
+# flag_figures CFG REP FLAGS REGEX N: what the flags' own files say of the
+# N flagged call sites (REGEX) after the run, before the flags are cleared.
+flag_figures() {
+	case $3 in
+	*c*) churn_figures "$1" "$2" "$4" "$5" ;;
+	esac
+}
+
+# watch-other, watch-other-L: another call site watched with FLAGS while
+# the benchmark module is loaded and run as for allocprof-on (with f
+# somewhere, every allocation tests its own call site's word before it
+# allocates: patch 0014's static key is on; probability=0, so none fails).
+bench_other() {
+	cfg=$1 rep=$2 oflags=$3
+	expect_flags "$cfg" "$other_site" 1 p
+	case $oflags in
+	*f*) echo "file $other_file func $other_func +$oflags probability=0 verbose=0" >$control ;;
+	*) echo "file $other_file func $other_func +$oflags" >$control ;;
+	esac
+	expect_flags "$cfg" "$other_site" 1 "p$oflags"
+	watch_stats
+	# shellcheck disable=SC2086 # the statistics' four numbers, a word each
+	set -- "$cfg" "$rep" "$oflags" $ws
+	bench "$1" "$2"
+	record_stats "$1" "$2" "$6" "$7"
+	flag_figures "$1" "$2" "$3" "func:$other_func *\$" 1
+	echo "file $other_file func $other_func =p" >$control
+	expect_flags "$1" "$other_site" 1 p
+}
+
+# watch-s, watch-a, watch-sa, watch-L: the benchmark's own call sites
+# watched with FLAGS: loaded with runs=0 and PARAMS (watch-s/-a/-sa: a
+# tenth of the iterations), flagged, one round through the run file,
+# flags reset, unloaded.
 bench_watched() {
-	cfg=$1 rep=$2 flags=$3
+	cfg=$1 rep=$2 flags=$3 wparams=${4:-$watch_params}
 	dmesg -c >/dev/null
 	# shellcheck disable=SC2086 # the module parameters, a word each
-	insmod "$ko" runs=0 $watch_params
+	insmod "$ko" runs=0 $wparams
 	expect_flags "$cfg" "$bench_sites" 6 p
 	echo "module allocprof_bench func loop_* +$flags" >$control
 	expect_flags "$cfg" "$bench_sites" 6 "p$flags"
@@ -166,6 +204,7 @@ bench_watched() {
 	set -- "$cfg" "$rep" "$flags" $ws
 	echo "$cfg" >/sys/kernel/debug/allocprof_bench/run
 	record_stats "$1" "$2" "$6" "$7"
+	flag_figures "$1" "$2" "$3" "\[allocprof_bench\] func:loop_" 6
 	echo "module allocprof_bench =p" >$control
 	expect_flags "$1" "$bench_sites" 6 p
 	rmmod allocprof_bench
@@ -383,10 +422,14 @@ base)
 		bench allocprof-off $k
 		if [ "$watch" = 1 ]; then
 			echo 1 >/proc/sys/vm/mem_profiling
-			bench_other watch-other $k
+			bench_other watch-other $k "$other_flags"
 			bench_watched watch-s $k s
 			bench_watched watch-a $k a
 			bench_watched watch-sa $k sa
+			for fl in $site_flags; do
+				bench_other "watch-other-$fl" $k "$fl"
+				bench_watched "watch-$fl" $k "$fl" "$params"
+			done
 		fi
 		k=$((k + 1))
 	done
