@@ -38,6 +38,21 @@ WATCH_CONFIGS = [
     ("watch-a", "10. allocprof on, the loops' call sites watched +a (ages)"),
     ("watch-sa", "11. allocprof on, the loops' call sites watched +sa"),
 ]
+# The control-file flags measured alike (bench/run's SITE_FLAGS, the
+# letters the guest runs): (letter, what it does).  For each, two rows
+# after the watch-* ones: watch-other-L, another call site (watch-other's)
+# with +L alone, the loops' call sites unflagged, whose target is
+# FLAG_TARGET; and watch-L, the loops' own call sites with +L, full
+# iterations, its cost above allocprof on (flag_table(), no target).  A new
+# flag of the same shape is one more entry here and one more letter there.
+SITE_FLAGS = [
+    ("c", "churn: allocations and frees counted"),
+]
+# The numbers of the rows: after the 14 of CONFIGS and WATCH_CONFIGS.
+FLAG_CONFIGS = [row for i, (flag, what) in enumerate(SITE_FLAGS) for row in (
+    (f"watch-other-{flag}", f"{15 + 2 * i}. allocprof on, another call site +{flag} ({what}), not the loops'"),
+    (f"watch-{flag}", f"{16 + 2 * i}. allocprof on, the loops' call sites +{flag} ({what})"))]
+WATCH_CONFIGS += FLAG_CONFIGS
 # The coverage boots: bytes in /proc/allocinfo over MemTotal - MemFree right
 # after boot.
 COVERS = [
@@ -329,6 +344,15 @@ def extra_tables(k, rows):
         print()
 
 
+# Issue #45: while another call site has a flag of SITE_FLAGS, the loops'
+# call sites, unflagged, cost what they cost with allocprof on (every loop
+# bench() runs, the Rust one too); on both kernels.
+FLAG_TARGETS = [
+    (f"unflagged sites unchanged while another site has {flag} ({what.split(':')[0]}): "
+     "within ±1 % of allocprof on",
+     [loop for loop, _ in LOOPS], "within", f"watch-other-{flag}", "allocprof-on", 0.01)
+    for flag, what in SITE_FLAGS]
+
 # The targets of issues #13 and #25, checked against the -icount medians of
 # the run: (what, loops, kind, configuration, reference, limit).
 # "overhead" compares the configuration's median with the reference's, as a
@@ -358,6 +382,7 @@ TARGETS = [
     # before while another one is watched and has f (issue #27).
     ("unflagged site unchanged while another site is watched and has f: within ±1 % of allocprof on",
      ["kmalloc", "page", "vmalloc", "percpu"], "within", "watch-other", "allocprof-on", 0.01),
+    *FLAG_TARGETS,
     # Issue #25, 4: the boot record costs no more than counting, and a
     # module's call site no more with many modules loaded.
     ("booted alloc_tag.record=1, nothing loaded: cost over noprof <= allocprof on's",
@@ -401,6 +426,7 @@ TARGETS_73 = [
      ["page"], "share", "allocprof-on-compressed", "upstream-compressed", 1.0),
     ("base-7.3, allocprof not loaded: <= +1 % over noprof-7.3",
      ALL_LOOPS, "overhead", "base", "noprof", 0.01),
+    *FLAG_TARGETS,
 ]
 
 KERNELS = {
@@ -625,7 +651,8 @@ def watch_table(k, rows):
     target (the issue set no limit), so figures only; and the watch
     tables' statistics line after the watched runs."""
     m = icount_medians(rows)
-    watched = [(c, n) for c, n in k.watch if c != "watch-other"
+    flag_rows = {c for c, _ in FLAG_CONFIGS}
+    watched = [(c, n) for c, n in k.watch if c != "watch-other" and c not in flag_rows
                and any((c, loop) in m for loop, _ in LOOPS)]
     if watched:
         print("### Watching the loops' own call sites (informational: no target, the issue set no limit)\n")
@@ -673,6 +700,93 @@ def watch_table(k, rows):
                   f"{max(int(r['chains']) for r in rs)} | {sum(int(r['full_run']) for r in rs)} | "
                   f"{sum(int(r['nested_run']) for r in rs)} |")
         print()
+
+
+# The loops' call sites in the churn file (bench/guest.sh's fig=churn): the
+# loop of each, and whether each of its calls is one allocation of the call
+# site (vmalloc's call site counts its area's page array and pages too).
+CHURN_LOOPS = {
+    "loop_kmalloc": ("kmalloc", True),
+    "loop_kmalloc64_each": ("kmalloc64", True),
+    "loop_kmalloc64_one_tag": ("kmalloc64_one_tag", True),
+    "loop_page": ("page", True),
+    "loop_vmalloc": ("vmalloc", False),
+    "loop_percpu": ("percpu", True),
+}
+
+
+def flag_table(k, rows):
+    """The cost of each flag of SITE_FLAGS on the loops' own call sites
+    (watch-L: no target, figures and the ratio to allocprof on), and with c
+    the churn file's counts after each run, checked: the other call site
+    none; the loops' call sites every allocation of the run (the timed
+    loop and its warm-up of a tenth, allocprof_bench.c's bench_thread())
+    and as many frees, in bytes too."""
+    m = icount_medians(rows)
+    names = dict(k.watch)
+    own = [(f"watch-{flag}", what) for flag, what in SITE_FLAGS
+           if any((f"watch-{flag}", loop) in m for loop, _ in LOOPS)]
+    if own:
+        print("### Flags on the loops' own call sites (informational: no target)\n")
+        print("-icount medians, the loops' six call sites flagged through the control file and one "
+              "round through the benchmark module's run file with the full iterations (the Rust "
+              "loop is not run: its call site exists only while it runs); *cost*: instructions per "
+              "iteration above allocprof on (row 5); *ratio*: against allocprof on.\n")
+        print("| configuration | loop | instructions per iteration | allocprof on | "
+              "cost above allocprof on | ratio to allocprof on |")
+        print("|---|---|---:|---:|---:|---:|")
+        for cfg, _ in own:
+            for loop, _ in LOOPS:
+                a, on = m.get((cfg, loop)), m.get(("allocprof-on", loop))
+                if a is None or on is None:
+                    continue
+                print(f"| {names[cfg]} | {loop} | {fmt(a)} | {fmt(on)} | {a - on:+,.1f} | {a / on:.4f} |")
+        print()
+    churn = [r for r in rows if r["mode"] == "icount" and r.get("fig") == "churn"]
+    if not churn:
+        return
+    calls = {}
+    for r in rows:
+        if r["mode"] == "icount" and "loop" in r:
+            n = int(r["iters"])
+            calls[(r["cfg"], r["round"], r["rep"], r["loop"])] = n + max(n // 10, 1)
+    print("The churn file after each run with `c`, before the flag was cleared: allocations and "
+          "frees since `c` was set, in calls (bytes: frees against allocations). Expected: the "
+          "other call site, none (the benchmark never reaches it); each loop's call site, one "
+          "allocation a call of the loop (its timed iterations and the warm-up of a tenth "
+          "before them; vmalloc's call site counts its area's page array and pages too, so "
+          "only allocs = frees there) and every one freed.\n")
+    print("| configuration | call site | runs | allocations | expected | frees | bytes allocated | "
+          "bytes freed | |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    for cfg, _ in FLAG_CONFIGS:
+        by_func = {}
+        for r in churn:
+            if r["cfg"] == cfg:
+                by_func.setdefault(r["func"], []).append(r)
+        for func, rs in sorted(by_func.items()):
+            ok, exp = True, set()
+            for r in rs:
+                a, f, ab, fb = (int(r[x]) for x in ("allocs", "frees", "alloc_bytes", "free_bytes"))
+                if cfg.startswith("watch-other-"):
+                    ok &= a == f == ab == fb == 0
+                    exp.add(0)
+                    continue
+                ok &= a == f and ab == fb
+                loop, one = CHURN_LOOPS.get(func, (None, False))
+                if one:
+                    e = calls.get((cfg, r["round"], r["rep"], loop))
+                    exp.add(e)
+                    ok &= a == e
+
+            def col(key):
+                xs = [int(r[key]) for r in rs]
+                return f"{min(xs):,}" if min(xs) == max(xs) else f"{min(xs):,}–{max(xs):,}"
+            e = "/".join("?" if x is None else f"{x:,}" for x in sorted(exp, key=str))
+            print(f"| {names.get(cfg, cfg)} | `{func}` | {len(rs)} | {col('allocs')} | {e} | "
+                  f"{col('frees')} | {col('alloc_bytes')} | {col('free_bytes')} | "
+                  f"{'exact' if ok else '**not as expected**'} |")
+    print()
 
 
 # Issue #15's goal for one file's records: the ioctl query this many times
@@ -869,6 +983,7 @@ def main():
                   ": noprof-7.3, upstream-7.3, base-7.3; every ratio against noprof-7.3") + "\n")
         target_table(k, rows)
         watch_table(k, rows)
+        flag_table(k, rows)
         for mode in ("icount", "tcg"):
             timing_tables(k, rows, mode)
         extra_tables(k, rows)
