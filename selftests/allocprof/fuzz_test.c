@@ -8,7 +8,7 @@
  *
  * - control: commands of the control file's grammar (Documentation/
  *   control.md, src/query.rs: module/file/func/line with globs, quotes,
- *   line ranges, +/-/= and the flags psanf_, the knobs of f, comments,
+ *   line ranges, +/-/= and the flags psanfc_, the knobs of f, comments,
  *   ';' and newlines, up to past 64 commands and 4095 bytes), some with a
  *   few bytes changed, written to /sys/kernel/debug/allocprof/control;
  * - bytes: byte-random writes and token soup to the control file, writes
@@ -39,7 +39,7 @@
  * changed bytes that could spell f are not written.  Afterwards allocprof
  * is put back (the control file's "=p", vm.mem_profiling=1; reloaded if
  * it was left at never, in debug mode, with control= or unloaded): every call site at
- * =p, no fault entry, and the known call sites exact: 0/0 once freed (the
+ * =p, no fault entry nor churn line, and the known call sites exact: 0/0 once freed (the
  * frees of what was counted before any flag change still subtract), then
  * N allocations give exactly N times their unit.  A kernel report fails
  * the run (qemu/run).
@@ -89,7 +89,7 @@ static const struct iface_info ifaces[NR_IFACES] = {
 	[IF_CONTROL] = { "control writes (grammar)",
 		B(EINVAL) | B(E2BIG) | B(ENODEV) | B(ENOMEM) | B(ENOSPC) | B(EPERM) | B(ENOENT) |
 		B(EIO) | B(ENXIO),
-		"EINVAL bad command, E2BIG over 4095 bytes, ENODEV never, ENOMEM no table, ENOSPC over 256 f, EPERM f on allocprof, ENOENT/EIO/ENXIO allocprof unloaded or unloading" },
+		"EINVAL bad command, E2BIG over 4095 bytes, ENODEV never, ENOMEM no table, ENOSPC over 256 f or 256 c, EPERM f on allocprof, ENOENT/EIO/ENXIO allocprof unloaded or unloading" },
 	[IF_BYTES] = { "control writes (bytes)",
 		B(EINVAL) | B(E2BIG) | B(ENODEV) | B(ENOMEM) | B(ENOSPC) | B(EPERM) | B(ENOENT) |
 		B(EIO) | B(ENXIO) | B(EFAULT),
@@ -473,7 +473,7 @@ static void put_command(struct rng *r, struct text *t, int allow_f)
 	static const char *const keywords[] = { "module", "file", "func", "line" };
 	int give_f = allow_f && chance(r, 20), all = give_f && chance(r, 3);
 	unsigned int nspecs = all ? 0 : below(r, 5), i, used = 0;
-	static const char flagset[] = "psan_";
+	static const char flagset[] = "psanc_";
 	char op;
 
 	if (chance(r, 3)) {
@@ -645,7 +645,8 @@ static void task_bytes(struct rng *r)
 {
 	static const char *const tokens[] = {
 		"module", "file", "func", "line", "allocprof_test", "*", "?", "aptest_*", "vmlinux",
-		"mm/slub.c", "+p", "-p", "=_", "+s", "-a", "=pn", "+psan", "=", ";", "\n", " ", "\t",
+		"mm/slub.c", "+p", "-p", "=_", "+s", "-a", "=pn", "+psan", "+c", "-c", "=pc", "=", ";",
+		"\n", " ", "\t",
 		"'", "\"", "#", "1-2", "-5", "10-", "probability=50", "times=1", "verbose=0",
 		"interval=0", "space=", "=x", "\\", "\xff", "allocprof", "line", "0",
 	};
@@ -1459,16 +1460,19 @@ static int control_all_p(void)
 	return ok && n > 100;
 }
 
-/* The faults file lists no call site. */
-static int no_faults(void)
+/* The report file (faults, churn) lists no call site: only its header. */
+static int report_empty(const char *name)
 {
-	char *buf = ap_slurp("/sys/kernel/debug/allocprof/faults", NULL), *line, *save = NULL;
-	int ok = buf != NULL;
+	char path[64], *buf, *line, *save = NULL;
+	int ok;
 
+	snprintf(path, sizeof(path), "/sys/kernel/debug/allocprof/%s", name);
+	buf = ap_slurp(path, NULL);
+	ok = buf != NULL;
 	for (line = buf ? strtok_r(buf, "\n", &save) : NULL; ok && line;
 	     line = strtok_r(NULL, "\n", &save))
 		if (line[0] != '#') {
-			ksft_print_msg("faults: '%s' after =p\n", line);
+			ksft_print_msg("%s: '%s' after =p\n", name, line);
 			ok = 0;
 		}
 	free(buf);
@@ -1523,8 +1527,8 @@ static void t_restore(int i)
 static void t_control_restored(int i)
 {
 	(void)i;
-	ksft_test_result(fuzzed && control_all_p() && no_faults(),
-			 "control restored: every call site at =p, no fault entry\n");
+	ksft_test_result(fuzzed && control_all_p() && report_empty("faults") && report_empty("churn"),
+			 "control restored: every call site at =p, no fault entry, no churn line\n");
 }
 
 static int known_is(unsigned int s, long long bytes, unsigned long long calls)
