@@ -704,7 +704,8 @@ def watch_table(k, rows):
 
 # The loops' call sites in the churn file (bench/guest.sh's fig=churn): the
 # loop of each, and whether each of its calls is one allocation of the call
-# site (vmalloc's call site counts its area's page array and pages too).
+# site: a vmalloc() is more than one (its area's pages and the array of
+# their pointers: 2 with the default vmalloc_size of a page).
 CHURN_LOOPS = {
     "loop_kmalloc": ("kmalloc", True),
     "loop_kmalloc64_each": ("kmalloc64", True),
@@ -754,8 +755,8 @@ def flag_table(k, rows):
           "frees since `c` was set, in calls (bytes: frees against allocations). Expected: the "
           "other call site, none (the benchmark never reaches it); each loop's call site, one "
           "allocation a call of the loop (its timed iterations and the warm-up of a tenth "
-          "before them; vmalloc's call site counts its area's page array and pages too, so "
-          "only allocs = frees there) and every one freed.\n")
+          "before them; a vmalloc() counts its area's pages and the array of their pointers, "
+          "so only allocs = frees there) and every one freed.\n")
     print("| configuration | call site | runs | allocations | expected | frees | bytes allocated | "
           "bytes freed | |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---|")
