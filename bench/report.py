@@ -783,7 +783,7 @@ def flag_table(k, rows):
             def col(key):
                 xs = [int(r[key]) for r in rs]
                 return f"{min(xs):,}" if min(xs) == max(xs) else f"{min(xs):,}–{max(xs):,}"
-            e = "/".join("?" if x is None else f"{x:,}" for x in sorted(exp, key=str))
+            e = "/".join("?" if x is None else f"{x:,}" for x in sorted(exp, key=str)) or "(= frees)"
             print(f"| {names.get(cfg, cfg)} | `{func}` | {len(rs)} | {col('allocs')} | {e} | "
                   f"{col('frees')} | {col('alloc_bytes')} | {col('free_bytes')} | "
                   f"{'exact' if ok else '**not as expected**'} |")
