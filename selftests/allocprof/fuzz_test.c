@@ -8,7 +8,7 @@
  *
  * - control: commands of the control file's grammar (Documentation/
  *   control.md, src/query.rs: module/file/func/line with globs, quotes,
- *   line ranges, +/-/= and the flags psanfc_, the knobs of f, comments,
+ *   line ranges, +/-/= and the flags psanfcm_, the knobs of f, comments,
  *   ';' and newlines, up to past 64 commands and 4095 bytes), some with a
  *   few bytes changed, written to /sys/kernel/debug/allocprof/control;
  * - bytes: byte-random writes and token soup to the control file, writes
@@ -473,7 +473,7 @@ static void put_command(struct rng *r, struct text *t, int allow_f)
 	static const char *const keywords[] = { "module", "file", "func", "line" };
 	int give_f = allow_f && chance(r, 20), all = give_f && chance(r, 3);
 	unsigned int nspecs = all ? 0 : below(r, 5), i, used = 0;
-	static const char flagset[] = "psanc_";
+	static const char flagset[] = "psancm_";
 	char op;
 
 	if (chance(r, 3)) {
@@ -645,7 +645,7 @@ static void task_bytes(struct rng *r)
 {
 	static const char *const tokens[] = {
 		"module", "file", "func", "line", "allocprof_test", "*", "?", "aptest_*", "vmlinux",
-		"mm/slub.c", "+p", "-p", "=_", "+s", "-a", "=pn", "+psan", "+c", "-c", "=pc", "=", ";",
+		"mm/slub.c", "+p", "-p", "=_", "+s", "-a", "=pn", "+psan", "+c", "-c", "=pc", "+m", "-m", "=", ";",
 		"\n", " ", "\t",
 		"'", "\"", "#", "1-2", "-5", "10-", "probability=50", "times=1", "verbose=0",
 		"interval=0", "space=", "=x", "\\", "\xff", "allocprof", "line", "0",
@@ -653,7 +653,7 @@ static void task_bytes(struct rng *r)
 	static const char *const reports[] = {
 		"/sys/kernel/debug/allocprof/stacks", "/sys/kernel/debug/allocprof/ages",
 		"/sys/kernel/debug/allocprof/nodes", "/sys/kernel/debug/allocprof/faults",
-		"/sys/kernel/debug/allocprof/churn",
+		"/sys/kernel/debug/allocprof/churn", "/sys/kernel/debug/allocprof/memcgs",
 	};
 	static struct text t;
 
@@ -1276,7 +1276,8 @@ static void task_read(struct rng *r)
 	static const char *const files[] = {
 		AP_ALLOCINFO, AP_ALLOCINFO, AP_CONTROL, AP_STACKS, AP_NODES,
 		"/sys/kernel/debug/allocprof/ages", "/sys/kernel/debug/allocprof/faults",
-		"/sys/kernel/debug/allocprof/churn", AP_SYSCTL,
+		"/sys/kernel/debug/allocprof/churn", "/sys/kernel/debug/allocprof/memcgs",
+		AP_SYSCTL,
 		AP_PARAMS "/control", AP_PARAMS "/mem_profiling", AP_PARAMS "/debug",
 		AP_PARAMS "/allocinfo_format",
 	};
