@@ -19,7 +19,7 @@
 #   watch-a      the same with +a (ages)
 #   watch-sa     the same with +sa
 # then, for each letter L of SITE_FLAGS (control-file flags measured the
-# same way: "c" today), two more:
+# same way: "c" and "m" today), two more:
 #   watch-other-L  another call site (watch-other's) with +L, run as
 #                  allocprof-on is (the target: the loops unchanged)
 #   watch-L      the benchmark's own six call sites with +L, through the
@@ -28,7 +28,8 @@
 #                to need a tenth)
 # With c, the churn file's lines of the flagged call sites are recorded
 # after the run, before the flag is cleared (fig=churn: bench/report.py
-# checks them against the loops' calls).
+# checks them against the loops' calls); with m, the memcgs file must have
+# none of their lines left (every allocation was freed).
 # watch-other is loaded and run as allocprof-on is; the benchmark's own call
 # sites only exist once its module is loaded, so for watch-s/-a/-sa it is
 # loaded with runs=0, flagged, and run through its debugfs run file, with a
@@ -60,6 +61,7 @@ clock=/sys/kernel/debug/allocprof_bench/now
 control=/sys/kernel/debug/allocprof/control
 stacks=/sys/kernel/debug/allocprof/stacks
 churn=/sys/kernel/debug/allocprof/churn
+memcgs=/sys/kernel/debug/allocprof/memcgs
 # The benchmark's call sites in the control file ("file:line [module]function =flags").
 bench_sites='^[^ ]+:[0-9]+ \[allocprof_bench\]loop_(kmalloc|kmalloc64_each|kmalloc64_one_tag|page|vmalloc|percpu)'
 # watch-other's call site: one that nothing reaches during the benchmark
@@ -157,11 +159,28 @@ churn_figures() {
 	[ "$n" -eq "$4" ] || { echo "bench: $1: $n of the $4 churn lines parsed:"; cat $churn; exit 1; }
 }
 
+# memcg_figures CFG REGEX: the memcgs file has no line of the call sites
+# matching REGEX after the run (every allocation of theirs was freed: a
+# line left would be one the m flag kept wrong), else the boot fails.
+memcg_figures() {
+	# A memcgs line goes on after the function: " memcg:PATH".
+	re="$(printf '%s' "$2" | sed 's/ \*\$$//')[A-Za-z0-9_]* memcg:"
+	n=$(grep -cE "$re" $memcgs || true)
+	if [ "$n" -ne 0 ]; then
+		echo "bench: $1: $n lines matching '$re' in $memcgs after every allocation was freed:"
+		cat $memcgs
+		exit 1
+	fi
+}
+
 # flag_figures CFG REP FLAGS REGEX N: what the flags' own files say of the
 # N flagged call sites (REGEX) after the run, before the flags are cleared.
 flag_figures() {
 	case $3 in
 	*c*) churn_figures "$1" "$2" "$4" "$5" ;;
+	esac
+	case $3 in
+	*m*) memcg_figures "$1" "$4" ;;
 	esac
 }
 

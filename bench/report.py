@@ -47,6 +47,7 @@ WATCH_CONFIGS = [
 # flag of the same shape is one more entry here and one more letter there.
 SITE_FLAGS = [
     ("c", "churn: allocations and frees counted"),
+    ("m", "memcg: allocations kept by memory cgroup"),
 ]
 # The numbers of the rows: after the 14 of CONFIGS and WATCH_CONFIGS.
 FLAG_CONFIGS = [row for i, (flag, what) in enumerate(SITE_FLAGS) for row in (
