@@ -26,6 +26,7 @@
 //! copied from the profiler's tables, then written with the names of
 //! their call sites, read under the registry lock (`tags::Sites`).
 
+use core::cell::OnceCell;
 use core::fmt::Write;
 use kernel::{error::Result, prelude::*};
 
@@ -37,10 +38,11 @@ use crate::profiler::Profiler;
 use crate::state::Profiling;
 use crate::sys::backend::Site;
 use crate::sys::debugfs::{DebugText, Text};
+use crate::sys::memcg::{MemcgRef, PATH_LEN};
 use crate::sys::task::COMM_LEN;
 use crate::tags::Sites;
 use crate::text::{write_figures, write_site};
-use crate::watch::{self, AgeRow, ChainRow, NodeRow, MEMCGS};
+use crate::watch::{self, AgeRow, ChainRow, MemcgRow, NodeRow, MEMCGS};
 
 /// The faults report.
 pub(crate) struct Faults;
@@ -222,29 +224,35 @@ fn write_site_figures(out: &mut Text, sites: &mut Sites<'_>, id: SiteId, bytes: 
     }
 }
 
-/// Writes a task name as the stacks report shows it: each byte below
-/// 0x20, from 0x7f on, and the backslash as a backslash and three octal
-/// digits (`seq_escape()`'s form: a newline is `\012`), the rest as it is.
-/// Any task may name itself (`prctl(PR_SET_NAME)`), newlines included: raw,
-/// its name could add lines of its own to root's report.
+/// Writes a task name as the stacks report shows it, escaped
+/// (`write_escaped`).  Any task may name itself (`prctl(PR_SET_NAME)`),
+/// newlines included: raw, its name could add lines of its own to root's
+/// report.
 fn write_task_name(out: &mut Text, name: &[u8]) {
-    let mut text = [0u8; 4 * COMM_LEN];
-    let mut len = 0;
-    for &b in name.iter().take(COMM_LEN) {
-        if b == b'\\' || !(0x20..0x7f).contains(&b) {
-            text[len..len + 4].copy_from_slice(&[
-                b'\\',
-                b'0' + (b >> 6),
-                b'0' + ((b >> 3) & 7),
-                b'0' + (b & 7),
-            ]);
-            len += 4;
-        } else {
-            text[len] = b;
-            len += 1;
-        }
+    write_escaped(out, &name[..name.len().min(COMM_LEN)], false);
+}
+
+/// Writes `bytes` with each byte below 0x20 (and the space, with
+/// `space`), from 0x7f on, and the backslash as a backslash and three
+/// octal digits (`seq_escape()`'s form: a newline is `\012`), the rest as
+/// it is, so that the text stays one field of one line.
+fn write_escaped(out: &mut Text, mut bytes: &[u8], space: bool) {
+    let lowest = if space { 0x21 } else { 0x20 };
+    let plain = |b: &u8| *b != b'\\' && (lowest..0x7f).contains(b);
+    while !bytes.is_empty() {
+        let n = bytes.iter().position(|b| !plain(b)).unwrap_or(bytes.len());
+        out.write(&bytes[..n]);
+        let Some(&b) = bytes.get(n) else {
+            break;
+        };
+        out.write(&[
+            b'\\',
+            b'0' + (b >> 6),
+            b'0' + ((b >> 3) & 7),
+            b'0' + (b & 7),
+        ]);
+        bytes = &bytes[n + 1..];
     }
-    out.write(&text[..len]);
 }
 
 fn write_chain(out: &mut Text, sites: &mut Sites<'_>, row: &ChainRow, frames: &mut [u8]) {
@@ -309,36 +317,57 @@ fn write_node(out: &mut Text, sites: &mut Sites<'_>, row: &NodeRow) {
 /// The memcgs report.
 pub(crate) struct Memcgs;
 
+/// The cgroups the memcgs report's rows name (by slot) and the allocations
+/// kept without theirs ([`Profiler::watched_memcgs`]); dropped, in
+/// process context, once the text is made.
+type MemcgNames = (KVVec<Option<MemcgRef>>, u64);
+
 impl DebugText for Memcgs {
     type Data = Profiling;
 
     fn text(profiling: &Profiling, out: &mut Text) -> Result {
-        out.write(b"# allocprof memcgs: live allocations of call sites with the m flag, by the memory cgroup of the context that made them\n");
-        profiling
-            .with_profiler(|p| -> Result {
-                // The cgroups are put when `names` goes, after the rows.
-                let (rows, names, full) = p.watched_memcgs()?;
-                p.watch_stats().write(out);
-                let held = names.iter().filter(|n| n.is_some()).count();
-                let _ = writeln!(
-                    out,
-                    "# memcgs: {held}/{MEMCGS} held; kept without their memcg: {full} (table full)"
-                );
-                let mut sites = p.sites();
-                for row in rows.iter() {
-                    write_site_figures(out, &mut sites, row.site, row.bytes, row.calls);
-                    out.write(b" memcg:");
-                    match names.get(row.memcg as usize).and_then(Option::as_ref) {
-                        Some(name) => name.write_path(out),
-                        None if row.memcg == MEMCGS as u32 => out.write(b"-"),
-                        None => out.write(b"?"),
-                    }
-                    #[cfg(allocprof_tags)]
-                    let _ = write!(out, " accounted:{}", row.accounted);
-                    out.write(b"\n");
+        let names: OnceCell<MemcgNames> = OnceCell::new();
+        write_report(
+            profiling,
+            out,
+            b"# allocprof memcgs: live allocations of call sites with the m flag, by the memory cgroup of the context that made them\n",
+            |p| {
+                let (rows, held, full) = p.watched_memcgs()?;
+                let _ = names.set((held, full));
+                Ok(rows)
+            },
+            |out, _| {
+                if let Some((held, full)) = names.get() {
+                    let held = held.iter().filter(|n| n.is_some()).count();
+                    let _ = writeln!(
+                        out,
+                        "# memcgs: {held}/{MEMCGS} held; kept without their memcg: {full} (table full)"
+                    );
                 }
-                Ok(())
-            })
-            .unwrap_or(Ok(()))
+            },
+            |out, sites, row| write_memcg(out, sites, row, names.get()),
+        )
     }
+}
+
+fn write_memcg(out: &mut Text, sites: &mut Sites<'_>, row: &MemcgRow, names: Option<&MemcgNames>) {
+    write_site_figures(out, sites, row.site, row.bytes, row.calls);
+    out.write(b" memcg:");
+    let name = names
+        .and_then(|(n, _)| n.get(row.memcg as usize))
+        .and_then(Option::as_ref);
+    let mut buf = [0u8; PATH_LEN];
+    match name.map(|n| n.path(&mut buf)) {
+        Some(Some((path, cut))) => {
+            write_escaped(out, path, true);
+            if cut {
+                out.write(b"...");
+            }
+        }
+        None if row.memcg == MEMCGS as u32 => out.write(b"-"),
+        _ => out.write(b"?"),
+    }
+    #[cfg(allocprof_tags)]
+    let _ = write!(out, " accounted:{}", row.accounted);
+    out.write(b"\n");
 }

@@ -15,8 +15,6 @@ use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::bindings;
 
-use super::debugfs::Text;
-
 /// The memory cgroup the current context's accounted allocations are
 /// charged to, found as the kernel's `current_obj_cgroup()` finds it: in a
 /// task its active memcg (`set_active_memcg()`) or, for a user task, its
@@ -119,46 +117,26 @@ impl Drop for MemcgRef {
     }
 }
 
-/// Bytes of a path the reports show; a longer one ends in `...`.
-const PATH_MAX: usize = 256;
+/// Bytes of a path the reports show, the NUL included.
+pub(crate) const PATH_LEN: usize = 256;
 
 impl MemcgRef {
-    /// Writes the cgroup's path in its hierarchy (`/` for the root), each
-    /// byte below 0x21, from 0x7f on, and the backslash as a backslash and
-    /// three octal digits, so that a name with a space or a newline stays
-    /// one field of one line.
-    pub(crate) fn write_path(&self, out: &mut Text) {
-        let mut buf = [0u8; PATH_MAX];
-        // SAFETY: The node is live; `buf` holds `PATH_MAX` bytes, which
+    /// The cgroup's path in its hierarchy (`/` for the root), as much of it
+    /// as `buf` holds, and whether it was cut there; `None` if the kernel
+    /// could not make it.
+    pub(crate) fn path<'a>(&self, buf: &'a mut [u8; PATH_LEN]) -> Option<(&'a [u8], bool)> {
+        // SAFETY: The node is live; `buf` holds `PATH_LEN` bytes, which
         // the call NUL-terminates.
         let len = unsafe {
             bindings::kernfs_path_from_node(
                 self.0.as_ptr(),
                 core::ptr::null_mut(),
                 buf.as_mut_ptr().cast(),
-                PATH_MAX,
+                PATH_LEN,
             )
         };
-        let Ok(len) = usize::try_from(len) else {
-            out.write(b"?");
-            return;
-        };
-        let shown = len.min(PATH_MAX - 1);
-        for &b in &buf[..shown] {
-            if b == b'\\' || !(0x21..0x7f).contains(&b) {
-                let octal = [
-                    b'\\',
-                    b'0' + (b >> 6),
-                    b'0' + ((b >> 3) & 7),
-                    b'0' + (b & 7),
-                ];
-                out.write(&octal);
-            } else {
-                out.write(&[b]);
-            }
-        }
-        if shown < len {
-            out.write(b"...");
-        }
+        let len = usize::try_from(len).ok()?;
+        let shown = len.min(PATH_LEN - 1);
+        Some((&buf[..shown], shown < len))
     }
 }
