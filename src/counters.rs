@@ -143,6 +143,13 @@ impl Counters {
         }
     }
 
+    /// The per-CPU address of each id's counters (NULL: none), for the
+    /// kernel to count the plain call sites itself (7.3).
+    #[cfg(allocprof_tags)]
+    pub(crate) fn table(&self) -> &[AtomicPtr<Counter>; SiteId::SPACE] {
+        &self.sites
+    }
+
     /// The table's bytes (the load message reports them).
     pub(crate) fn table_size(&self) -> usize {
         core::mem::size_of_val(&*self.sites)

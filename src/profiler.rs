@@ -176,6 +176,24 @@ impl Profiler {
     }
 }
 
+impl Profiler {
+    /// 7.3: has the kernel count the call sites without flags itself, in
+    /// their counters, as the hooks of `Hooks<NoChecks>` do (`obj_alloc`,
+    /// `obj_free`, `page_alloc` and `page_free` with a plain word): their
+    /// allocations and frees call no hook.  Not in debug mode, whose hooks
+    /// check every allocation.
+    #[cfg(allocprof_tags)]
+    pub(crate) fn count_inline(r: &Registration<Profiler>) -> Result {
+        // SAFETY: Ids start at 1 (`SiteId`), so entry 0 is never set.  A
+        // non-NULL entry of the table is the per-CPU address of a
+        // `#[repr(C)]` `Counter` (bytes, calls) of a section the registry
+        // keeps attached while a tag's word holds one of its ids or
+        // anything counted for them is live (`Registry::collect`): the
+        // same rule that lets the hooks use them.
+        unsafe { r.count_inline(|p| p.counters.table()) }
+    }
+}
+
 /// What the load message says of a profiler.
 #[derive(Default)]
 pub(crate) struct Footprint {

@@ -130,7 +130,11 @@ impl Profiling {
         let registration = if self.debug {
             Registration::register::<Hooks<DebugChecks>>(profiler)?
         } else {
-            Registration::register::<Hooks<NoChecks>>(profiler)?
+            let registration = Registration::register::<Hooks<NoChecks>>(profiler)?;
+            // The hooks' common path, in the kernel.
+            #[cfg(allocprof_tags)]
+            Profiler::count_inline(&registration)?;
+            registration
         };
         if registration.adoption().is_none() || !on {
             registration.data().mark_all_inaccurate();

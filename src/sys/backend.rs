@@ -13,8 +13,8 @@
 //! module's tags stay in memory after it unloads while the back end says
 //! they are used (`section_used`).  The features of the 7.3 series' later
 //! patches (`allocprof_fail`, `allocprof_rust_sites`,
-//! `allocprof_count_existing`) are tested one by one; without them the
-//! functions below do nothing, as said at each.
+//! `allocprof_count_existing`, `allocprof_count_inline`) are tested one by
+//! one; without them the functions below do nothing, as said at each.
 
 use core::{
     marker::PhantomData,
@@ -626,6 +626,14 @@ pub(crate) const FAIL_BIT: u64 = bindings::ALLOC_TAG_BACKEND_FAIL as u64;
 #[cfg(not(allocprof_fail))]
 pub(crate) const FAIL_BIT: u64 = 1 << 20;
 
+/// The entries of a table of counters that the allocators add to
+/// themselves ([`Registration::count_inline`]): one for each number a tag's
+/// word holds with no other bit set.
+#[cfg(all(allocprof_tags, allocprof_count_inline))]
+pub(crate) const INLINE_IDS: usize = bindings::ALLOC_TAG_INLINE_IDS;
+#[cfg(all(allocprof_tags, not(allocprof_count_inline)))]
+pub(crate) const INLINE_IDS: usize = 1 << 16;
+
 /// Which allocator asks [`Backend::should_fail`].
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FailKind {
@@ -1204,6 +1212,48 @@ impl<D: Send + Sync + 'static> Registration<D> {
             // SAFETY: We are registered (type invariant).
             unsafe { bindings::alloc_tag_backend_enable(on) };
             Ok(())
+        }
+    }
+
+    /// 7.3: has the allocators count, without calling a hook, each
+    /// allocation and free at a call site whose tag's word is a number `w`
+    /// below [`INLINE_IDS`] with a non-NULL entry `w` in `table(data)`:
+    /// they add to that entry's counters (bytes, then calls) themselves.
+    /// Every other call site, and what is not a plain allocation or free
+    /// (a split, a partial free, the record's adoption, [`Self::count_own`]),
+    /// still gets the hooks.  Without the kernel's
+    /// `alloc_tag_backend_count_inline()` (`allocprof_count_inline`), the
+    /// hooks count everything.
+    ///
+    /// # Safety
+    ///
+    /// Entry 0 (a tag without an id) is NULL.  A non-NULL entry `w` of the
+    /// table is the per-CPU address of a pair of `u64`s, bytes then calls
+    /// (`struct alloc_tag_counters`), that stays allocated for as long as
+    /// the hooks of this registration may be called for a tag whose word
+    /// is `w`: the allocators read the word and the entry once, with
+    /// preemption disabled, where they would call the hooks.
+    #[cfg(allocprof_tags)]
+    pub(crate) unsafe fn count_inline<T>(
+        &self,
+        table: impl FnOnce(&D) -> &[AtomicPtr<T>; INLINE_IDS],
+    ) -> Result {
+        const { assert!(core::mem::size_of::<T>() == 16) };
+        #[cfg(not(allocprof_count_inline))]
+        {
+            let _ = table;
+            Ok(())
+        }
+        #[cfg(allocprof_count_inline)]
+        {
+            let table = table(&self.data)
+                .as_ptr()
+                .cast::<*mut bindings::alloc_tag_counters>();
+            // SAFETY: We are registered (type invariant) with `ops`.  The
+            // table is part of `data`, which is dropped only after
+            // unregistering, which forgets it; its entries are what the
+            // kernel expects (the function's safety requirements).
+            to_result(unsafe { bindings::alloc_tag_backend_count_inline(self.ops, table) })
         }
     }
 
