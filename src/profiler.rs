@@ -184,12 +184,11 @@ impl Profiler {
     /// check every allocation.
     #[cfg(allocprof_tags)]
     pub(crate) fn count_inline(r: &Registration<Profiler>) -> Result {
-        // SAFETY: Ids start at 1 (`SiteId`), so entry 0 is never set.  A
-        // non-NULL entry of the table is the per-CPU address of a
-        // `#[repr(C)]` `Counter` (bytes, calls) of a section the registry
-        // keeps attached while a tag's word holds one of its ids or
-        // anything counted for them is live (`Registry::collect`): the
-        // same rule that lets the hooks use them.
+        // Ids start at 1 (`SiteId`); the registry keeps a section's
+        // counters attached while a tag's word holds one of its ids or
+        // anything counted for them is live (`Registry::collect`).
+        // SAFETY: Entry 0 is never set; the others are per-CPU `Counter`s
+        // (bytes, calls), live while the hooks may count for their ids.
         unsafe { r.count_inline(|p| p.counters.table()) }
     }
 }

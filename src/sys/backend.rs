@@ -1249,10 +1249,11 @@ impl<D: Send + Sync + 'static> Registration<D> {
             let table = table(&self.data)
                 .as_ptr()
                 .cast::<*mut bindings::alloc_tag_counters>();
-            // SAFETY: We are registered (type invariant) with `ops`.  The
-            // table is part of `data`, which is dropped only after
-            // unregistering, which forgets it; its entries are what the
-            // kernel expects (the function's safety requirements).
+            // The table is part of `data`, which is dropped only after
+            // unregistering, which forgets it.
+            // SAFETY: We are registered (type invariant) with `ops`; the
+            // table outlives that and its entries are as the kernel expects
+            // (the function's safety requirements).
             to_result(unsafe { bindings::alloc_tag_backend_count_inline(self.ops, table) })
         }
     }
