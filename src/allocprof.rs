@@ -124,23 +124,25 @@ impl kernel::Module for AllocProf {
         let adoption = this.profiling.adoption();
         #[cfg(not(allocprof_tags))]
         pr_info!(
-            "loaded: mem_profiling={}, {} call sites, {} KiB of page back-references ({} bytes a page), {} bytes of counters a CPU, {} KiB of counter addresses\n",
+            "loaded: mem_profiling={}, {} call sites, {} KiB of page back-references ({} bytes a page), {} bytes of counters a CPU, {} KiB of counter addresses; {} bytes a CPU of the counters in the per-CPU reserved area\n",
             mode.name(),
             footprint.sites,
             footprint.pages / 1024,
             page::BYTES_PER_PAGE,
             footprint.counters,
-            footprint.table / 1024
+            footprint.table / 1024,
+            footprint.reserved
         );
         // On 7.3 the kernel keeps every allocation's reference (pages: in
         // page flags or page_ext; objects: in their slab's extension).
         #[cfg(allocprof_tags)]
         pr_info!(
-            "loaded: mem_profiling={}, {} call sites, the kernel's page and object references, {} bytes of counters a CPU, {} KiB of counter addresses\n",
+            "loaded: mem_profiling={}, {} call sites, the kernel's page and object references, {} bytes of counters a CPU, {} KiB of counter addresses; {} bytes a CPU of the counters in the per-CPU reserved area\n",
             mode.name(),
             footprint.sites,
             footprint.counters,
-            footprint.table / 1024
+            footprint.table / 1024,
+            footprint.reserved
         );
         match adoption {
             Some(a) => pr_info!(

@@ -28,7 +28,8 @@ use crate::ids::SiteId;
 use crate::sys::{
     backend::{OwnMemory, OwnSite},
     percpu::{
-        possible_cpus, read_on_cpu, this_cpu_add, this_cpu_add_pair, this_cpu_sub_pair, PerCpuArray,
+        self, possible_cpus, read_on_cpu, this_cpu_add, this_cpu_add_pair, this_cpu_sub_pair,
+        PerCpuArray,
     },
 };
 
@@ -72,14 +73,32 @@ pub(crate) struct SectionCounters {
 
 impl SectionCounters {
     /// Zeroed counters for the ids `first..first + len` (`len` > 0),
-    /// counted for the caller's line.
+    /// counted for the caller's line.  vmlinux's (`vmlinux`) come from the
+    /// room the kernel keeps for them apart from everyone else's per-CPU
+    /// memory, where the kernel has it ([`PerCpuArray::new_reserved`]).
     #[track_caller]
-    pub(crate) fn new(first: SiteId, len: usize) -> Result<Self> {
+    pub(crate) fn new(first: SiteId, len: usize, vmlinux: bool) -> Result<Self> {
         let nr = len.div_ceil(ARRAY_IDS);
         let mut blocks = KVec::with_capacity(nr, GFP_KERNEL)?;
         for b in 0..nr {
             let ids = (len - b * ARRAY_IDS).min(ARRAY_IDS);
-            blocks.push(PerCpuArray::new(ids)?, GFP_KERNEL)?;
+            let reserved = if vmlinux && percpu::RESERVED {
+                let array = PerCpuArray::new_reserved(ids);
+                if array.is_none() {
+                    pr_info!(
+                        "no room left in the per-CPU reserved area: {} of vmlinux's counters in the dynamic area\n",
+                        ids
+                    );
+                }
+                array
+            } else {
+                None
+            };
+            let array = match reserved {
+                Some(array) => array,
+                None => PerCpuArray::new(ids)?,
+            };
+            blocks.push(array, GFP_KERNEL)?;
         }
         Ok(Self {
             first,
@@ -102,6 +121,17 @@ impl SectionCounters {
     /// Per-CPU bytes, a CPU's share.
     pub(crate) fn bytes_per_cpu(&self) -> usize {
         self.blocks.iter().map(|b| b.len()).sum::<usize>() * core::mem::size_of::<Counter>()
+    }
+
+    /// Of [`SectionCounters::bytes_per_cpu`], those in the first per-CPU
+    /// chunk's reserved area.
+    pub(crate) fn reserved_bytes_per_cpu(&self) -> usize {
+        self.blocks
+            .iter()
+            .filter(|b| b.is_reserved())
+            .map(|b| b.len())
+            .sum::<usize>()
+            * core::mem::size_of::<Counter>()
     }
 }
 

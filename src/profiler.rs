@@ -202,6 +202,8 @@ pub(crate) struct Footprint {
     pub(crate) pages: usize,
     /// The per-CPU bytes of the counters, a CPU's share.
     pub(crate) counters: usize,
+    /// Of `counters`, those in the first per-CPU chunk's reserved area.
+    pub(crate) reserved: usize,
     /// The bytes of the table of counter addresses.
     pub(crate) table: usize,
 }
@@ -252,6 +254,7 @@ impl Profiler {
             sites: registry.nr_sites(),
             pages: self.pages.size(),
             counters: registry.counter_bytes(),
+            reserved: registry.reserved_counter_bytes(),
             table: self.counters.table_size(),
         }
     }

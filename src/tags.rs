@@ -283,7 +283,8 @@ impl Registry {
         };
         // `take_ids` found `len` ids from `first`, all below `SPACE`.
         let last = (first.index() + len - 1) as u16;
-        let inserted = SectionCounters::new(first, len).and_then(|section_counters| {
+        let vmlinux = section.owner() == 0;
+        let inserted = SectionCounters::new(first, len, vmlinux).and_then(|section_counters| {
             let node = RBTreeNode::new(
                 last,
                 Section {
@@ -492,6 +493,15 @@ impl Registry {
         self.sections
             .values()
             .map(|s| s.counters.bytes_per_cpu())
+            .sum()
+    }
+
+    /// Of [`Registry::counter_bytes`], those in the first per-CPU chunk's
+    /// reserved area (vmlinux's, where the kernel keeps room for them).
+    pub(crate) fn reserved_counter_bytes(&self) -> usize {
+        self.sections
+            .values()
+            .map(|s| s.counters.reserved_bytes_per_cpu())
             .sum()
     }
 

@@ -3,9 +3,11 @@
  * allocprof_load_test: the Rust module loads with modprobe, shows in
  * /proc/modules, says so in the kernel log (one "loaded: mem_profiling=1"
  * line and one "counting since load" line, no other line of allocprof's
- * but the kernel's taint message),
- * and unloads again, saying "unloaded".
+ * but the kernel's taint message), has its counters in the per-CPU
+ * reserved area, and unloads again, saying "unloaded".
  */
+#include <ctype.h>
+
 #include "allocprof_lib.h"
 
 /* The kernel log since the last dmesg -c has exactly one line matching re. */
@@ -55,6 +57,39 @@ static void t_load_log(int i)
 	ksft_test_result(ok && all == 2, "the kernel log says it loaded and counts since its load\n");
 }
 
+/* The number just before " bytes..." in line (", N bytes..."), or -1. */
+static long long number_before(const char *line, const char *what)
+{
+	const char *at = strstr(line, what), *p = at;
+
+	if (!at)
+		return -1;
+	while (p > line && isdigit((unsigned char)p[-1]))
+		p--;
+	return p < at && p > line && p[-1] == ' ' ? atoll(p) : -1;
+}
+
+/*
+ * The counters of vmlinux's call sites come from the room the patched
+ * kernel keeps for them in the first per-CPU chunk's reserved area, out of
+ * the way of everyone else's per-CPU allocations (the last percpu patch of
+ * both series): with no other module's call sites loaded, every byte of
+ * allocprof's counters is there.
+ */
+static void t_reserved(int i)
+{
+	long long counters, reserved;
+	char line[512];
+
+	(void)i;
+	ap_klog_last("allocprof: loaded: ", AP_GREP_FIXED, line, sizeof(line));
+	counters = number_before(line, " bytes of counters a CPU, ");
+	reserved = number_before(line, " bytes a CPU of the counters in the per-CPU reserved area");
+	ksft_test_result(counters > 0 && reserved == counters,
+			 "the counters in the per-CPU reserved area: %lld of %lld bytes a CPU\n",
+			 reserved, counters);
+}
+
 static void t_rmmod(int i)
 {
 	(void)i;
@@ -68,6 +103,7 @@ static const struct ap_step steps[] = {
 	AP_STEP(t_listed),
 	AP_STEP(t_live),
 	AP_STEP(t_load_log),
+	AP_STEP(t_reserved),
 	AP_STEP(t_rmmod),
 };
 

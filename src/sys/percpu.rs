@@ -18,16 +18,22 @@ use kernel::prelude::Zeroable;
 
 use super::backend::OwnMemory;
 
+/// Whether the kernel keeps room for vmlinux's counters in the first
+/// chunk's reserved area ([`PerCpuArray::new_reserved`]).
+pub(crate) const RESERVED: bool = cfg!(allocprof_percpu_reserved);
+
 /// A zeroed per-CPU array of `len` `T`s, freed on drop.
 ///
 /// # Invariants
 ///
-/// `ptr` is the per-CPU pointer `__alloc_percpu` returned for `len` `T`s,
-/// owned by this value and freed only by its drop.
+/// `ptr` is the per-CPU pointer `__alloc_percpu` (or `pcpu_alloc_noprof`)
+/// returned for `len` `T`s, owned by this value and freed only by its drop.
 pub(crate) struct PerCpuArray<T: Zeroable> {
     /// A per-CPU pointer to the first element.
     ptr: NonNull<T>,
     len: usize,
+    /// From the first chunk's reserved area ([`PerCpuArray::new_reserved`]).
+    reserved: bool,
     _t: PhantomData<T>,
 }
 
@@ -62,8 +68,51 @@ impl<T: Zeroable> PerCpuArray<T> {
         Ok(Self {
             ptr,
             len,
+            reserved: false,
             _t: PhantomData,
         })
+    }
+
+    /// As [`PerCpuArray::new`], from the first chunk's reserved area, where
+    /// the kernel keeps room for the counters of vmlinux's call sites
+    /// (`PERCPU_MODULE_RESERVE`, probed as `allocprof_percpu_reserved`):
+    /// out of the way of the allocator's searches for everyone else's
+    /// per-CPU memory.  `None` if the area has no room left (the modules'
+    /// static per-CPU data took it) or the kernel keeps none.  Not counted
+    /// for a call site when allocated: for memory allocated before
+    /// profiling starts, which [`Registration::count_own`] counts.
+    ///
+    /// [`Registration::count_own`]: super::backend::Registration::count_own
+    pub(crate) fn new_reserved(len: usize) -> Option<Self> {
+        #[cfg(not(allocprof_percpu_reserved))]
+        {
+            let _ = len;
+            None
+        }
+        #[cfg(allocprof_percpu_reserved)]
+        {
+            let size = mem::size_of::<T>().checked_mul(len)?;
+            // SAFETY: `pcpu_alloc_noprof` may be called with any size and
+            // alignment; it returns zeroed memory or NULL, and warns of
+            // nothing with `__GFP_NOWARN`.
+            let ptr = unsafe {
+                bindings::pcpu_alloc_noprof(
+                    size,
+                    mem::align_of::<T>(),
+                    true,
+                    bindings::GFP_KERNEL | bindings::__GFP_NOWARN,
+                )
+            };
+            let ptr = NonNull::new(ptr.cast::<T>())?;
+            // INVARIANT: `ptr` is a fresh allocation of `len` `T`s, freed
+            // by `free_percpu` as any per-CPU memory.
+            Some(Self {
+                ptr,
+                len,
+                reserved: true,
+                _t: PhantomData,
+            })
+        }
     }
 
     /// The per-CPU pointer of the first element, for [`this_cpu_add`] and
@@ -77,11 +126,16 @@ impl<T: Zeroable> PerCpuArray<T> {
         self.len
     }
 
+    /// Whether it came from the first chunk's reserved area.
+    pub(crate) fn is_reserved(&self) -> bool {
+        self.reserved
+    }
+
     /// The allocation, for [`Registration::count_own`].
     ///
     /// [`Registration::count_own`]: super::backend::Registration::count_own
     pub(crate) fn memory(&self) -> OwnMemory<'_> {
-        // SAFETY: `ptr` came from `__alloc_percpu` and is freed only when
+        // SAFETY: `ptr` came from the per-CPU allocator and is freed only when
         // `self` is dropped, which the borrow prevents (type invariant).
         unsafe { OwnMemory::percpu(self.ptr.as_ptr().cast()) }
     }
@@ -89,7 +143,7 @@ impl<T: Zeroable> PerCpuArray<T> {
 
 impl<T: Zeroable> Drop for PerCpuArray<T> {
     fn drop(&mut self) {
-        // SAFETY: `self.ptr` came from `__alloc_percpu` and is freed once
+        // SAFETY: `self.ptr` came from the per-CPU allocator and is freed once
         // (type invariant).
         unsafe { bindings::free_percpu(self.ptr.as_ptr().cast()) };
     }
