@@ -425,9 +425,28 @@ TARGETS_73 = [
     ("page loop, both booted `,compressed` (page references in page flags), allocprof on: "
      "cost over noprof-7.3 <= the built-in's",
      ["page"], "share", "allocprof-on-compressed", "upstream-compressed", 1.0),
+    ("goal: page loop, allocprof on: cost over noprof-7.3 <= half of the built-in's `,compressed`",
+     ["page"], "share", "allocprof-on", "upstream-compressed", 0.5),
     ("base-7.3, allocprof not loaded: <= +1 % over noprof-7.3",
      ALL_LOOPS, "overhead", "base", "noprof", 0.01),
+    # Issue #44's rows that 6.12 has had since issues #13 and #25: off,
+    # vmalloc and percpu on, the record and the many small modules.
+    ("loaded, vm.mem_profiling=0: <= +3 % over not loaded",
+     ["kmalloc", "page", "vmalloc", "percpu"], "overhead", "allocprof-off", "base", 0.03),
+    ("vmalloc and percpu loops, allocprof on: cost over noprof-7.3 <= the built-in's (on)",
+     ["vmalloc", "percpu"], "share", "allocprof-on", "upstream-on", 1.0),
+    ("percpu loop, allocprof on: <= +10 % over noprof-7.3",
+     ["percpu"], "overhead", "allocprof-on", "noprof", 0.10),
     *FLAG_TARGETS,
+    ("booted alloc_tag.record=1, nothing loaded: cost over noprof-7.3 <= allocprof on's",
+     ["kmalloc", "page", "vmalloc", "percpu"], "cost", "record", "allocprof-on", 1.0),
+    ("record, the small modules of bench/many.c loaded first: cost above the patched kernel "
+     "within ±1 % of without",
+     ["kmalloc", "page", "vmalloc", "percpu"], "delta", ("record-many", "base-many"), ("record", "base"), 0.01),
+    ("allocprof on, the small modules of bench/many.c loaded first: cost above the patched kernel "
+     "within ±1 % of without",
+     ["kmalloc", "page", "vmalloc", "percpu"], "delta", ("allocprof-on-many", "base-many"),
+     ("allocprof-on", "base"), 0.01),
 ]
 
 KERNELS = {
