@@ -118,20 +118,17 @@ impl SectionCounters {
         }
     }
 
-    /// Per-CPU bytes, a CPU's share.
-    pub(crate) fn bytes_per_cpu(&self) -> usize {
-        self.blocks.iter().map(|b| b.len()).sum::<usize>() * core::mem::size_of::<Counter>()
-    }
-
-    /// Of [`SectionCounters::bytes_per_cpu`], those in the first per-CPU
-    /// chunk's reserved area.
-    pub(crate) fn reserved_bytes_per_cpu(&self) -> usize {
-        self.blocks
-            .iter()
-            .filter(|b| b.is_reserved())
-            .map(|b| b.len())
-            .sum::<usize>()
-            * core::mem::size_of::<Counter>()
+    /// Per-CPU bytes, a CPU's share, and how many of them are in the first
+    /// per-CPU chunk's reserved area.
+    pub(crate) fn bytes_per_cpu(&self) -> (usize, usize) {
+        let size = core::mem::size_of::<Counter>();
+        self.blocks.iter().fold((0, 0), |(all, reserved), b| {
+            let bytes = b.len() * size;
+            (
+                all + bytes,
+                reserved + if b.is_reserved() { bytes } else { 0 },
+            )
+        })
     }
 }
 

@@ -250,11 +250,12 @@ impl Profiler {
     /// What the load message says: call sites and table sizes.
     pub(crate) fn footprint(&self) -> Footprint {
         let registry = self.registry.lock();
+        let (counters, reserved) = registry.counter_bytes();
         Footprint {
             sites: registry.nr_sites(),
             pages: self.pages.size(),
-            counters: registry.counter_bytes(),
-            reserved: registry.reserved_counter_bytes(),
+            counters,
+            reserved,
             table: self.counters.table_size(),
         }
     }

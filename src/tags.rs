@@ -488,21 +488,14 @@ impl Registry {
         }
     }
 
-    /// Per-CPU memory of the counters of every section, a CPU's share.
-    pub(crate) fn counter_bytes(&self) -> usize {
+    /// Per-CPU memory of the counters of every section, a CPU's share, and
+    /// how much of it is in the first per-CPU chunk's reserved area
+    /// (vmlinux's, where the kernel keeps room for them).
+    pub(crate) fn counter_bytes(&self) -> (usize, usize) {
         self.sections
             .values()
             .map(|s| s.counters.bytes_per_cpu())
-            .sum()
-    }
-
-    /// Of [`Registry::counter_bytes`], those in the first per-CPU chunk's
-    /// reserved area (vmlinux's, where the kernel keeps room for them).
-    pub(crate) fn reserved_counter_bytes(&self) -> usize {
-        self.sections
-            .values()
-            .map(|s| s.counters.reserved_bytes_per_cpu())
-            .sum()
+            .fold((0, 0), |(all, reserved), (a, r)| (all + a, reserved + r))
     }
 
     /// The number of call sites of the loaded images.
