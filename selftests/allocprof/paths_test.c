@@ -27,16 +27,20 @@
  * touches no new memory of its own, so that no other anonymous page fault
  * of its own lands at the call sites it watches; the windows that watch a
  * call site every process uses (folio_prealloc) are checked to be quiet
- * (see QUIET_TRIES).  NUMA balancing is off while it runs: no hinting
- * fault, and no page moved behind its back.
+ * (see QUIET_TRIES).  NUMA balancing and proactive compaction are off
+ * while it runs (knobs): no hinting fault, and no page moved behind its
+ * back.  A window whose frees the kernel has not finished (a page it
+ * still holds) waits for them (settle_holes()).
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #include "allocprof_lib.h"
 
@@ -189,6 +193,16 @@ static int delta_is(const struct snap *a, const struct snap *b, const char *tag,
 	return 0;
 }
 
+/* The bytes of all the lines of a snapshot. */
+static long long sum_of(const struct snap *s)
+{
+	long long sum = 0;
+
+	for (int i = 0; i < s->n; i++)
+		sum += s->l[i].bytes;
+	return sum;
+}
+
 /* Every line of the function is unchanged from a to b. */
 static int unchanged(const struct snap *a, const struct snap *b)
 {
@@ -199,19 +213,23 @@ static int unchanged(const struct snap *a, const struct snap *b)
 	return ok;
 }
 
+/* The value of /proc/vmstat line name (l bytes) in buf, or -1. */
+static long long vmstat_in(const char *buf, const char *name, size_t l)
+{
+	for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
+		if (!strncmp(p, name, l) && p[l] == ' ')
+			return atoll(p + l + 1);
+	return -1;
+}
+
 /* A counter of /proc/vmstat, or -1. */
 static long long vmstat(const char *name)
 {
 	static char buf[16384];
-	char *p;
-	size_t l = strlen(name);
 
 	if (ap_read_file("/proc/vmstat", buf, sizeof(buf)) < 0)
 		return -1;
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
-		if (!strncmp(p, name, l) && p[l] == ' ')
-			return atoll(p + l + 1);
-	return -1;
+	return vmstat_in(buf, name, strlen(name));
 }
 
 /* The results of a batch site, in order. */
@@ -873,6 +891,169 @@ static long moved_pages(size_t n, long *present)
 }
 
 /*
+ * The pages the holes free, and whether the kernel has freed them all
+ * when the figures are read.  Unmapping a page frees it only when its last
+ * reference goes, and something else may hold one for a moment (the CPUs'
+ * LRU batches, which are drained; compaction isolating it; a reader of
+ * the page): until it lets go, the page is counted still.  A page still
+ * held is anonymous (its mapping goes when it is freed), not in the buddy
+ * allocator, and mapped nowhere (/proc/kpageflags, /proc/kpagecount of the
+ * frames read before the holes were made).  When the figures are not what
+ * the test did, the window waits for such pages, at most SETTLE_MS, and
+ * reads the figures again once they are gone: figures read while the
+ * kernel still held the test's pages had not seen the test's frees.
+ * What it saw is printed after the window (settle_note).
+ */
+#define SETTLE_MS 2000
+#define SETTLE_STEP_MS 20
+static uint64_t pfn_holes[COMPACT_MAX_PAGES / 2];
+static size_t nholes;
+static char settle_note[2048];
+static char vm_before[16384], vm_after[16384];
+
+#define KPF_LRU 5
+#define KPF_BUDDY 10
+#define KPF_ANON 12
+
+/* A u64 of /proc/kpageflags or /proc/kpagecount at frame pfn; 0 or -1. */
+static int kpage(int fd, uint64_t pfn, uint64_t *v)
+{
+	return pread(fd, v, sizeof(*v), pfn * sizeof(*v)) == sizeof(*v) ? 0 : -1;
+}
+
+/*
+ * The hole pages the kernel still holds (-1 if the frames cannot be
+ * read); the first one's flags in *first, how many on an LRU list in *lru.
+ */
+static long held_holes(uint64_t *first, long *lru)
+{
+	int ff = open("/proc/kpageflags", O_RDONLY), fc = open("/proc/kpagecount", O_RDONLY);
+	long held = 0;
+
+	*lru = 0;
+	for (size_t i = 0; held >= 0 && i < nholes; i++) {
+		uint64_t pfn = PM_PFN(pfn_holes[i]), f, c;
+
+		if (ff < 0 || fc < 0 || !(pfn_holes[i] & PM_PRESENT) || !pfn ||
+		    kpage(ff, pfn, &f) || kpage(fc, pfn, &c)) {
+			held = -1;
+			break;
+		}
+		if (f & (1ULL << KPF_BUDDY) || !(f & (1ULL << KPF_ANON)) || c)
+			continue;
+		if (!held++)
+			*first = f;
+		*lru += !!(f & (1ULL << KPF_LRU));
+	}
+	if (ff >= 0)
+		close(ff);
+	if (fc >= 0)
+		close(fc);
+	return held;
+}
+
+/* Appends to settle_note, which keeps what fits. */
+static void note(const char *fmt, ...)
+{
+	size_t len = strlen(settle_note);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(settle_note + len, sizeof(settle_note) - len, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Called when the figures at the holes are not what the test did: waits
+ * while the kernel holds hole pages (draining the CPUs' LRU batches each
+ * step); 1 if it held some and let go of all, 0 if it held none (the
+ * figures are what they are), -1 if it still held some after SETTLE_MS or
+ * a frame could not be read.  Notes what it saw and the window's
+ * /proc/vmstat counters that moved.
+ */
+static int settle_holes(char *map, int try)
+{
+	uint64_t first = 0;
+	long lru, held = held_holes(&first, &lru), at_first = held;
+	int ms = 0;
+
+	note("try %d: the figures at the holes were not the test's: %ld of %zu hole pages still held by the kernel (the first's /proc/kpageflags %#llx, %ld on an LRU list)",
+	     try, held, nholes, (unsigned long long)first, lru);
+	while (held > 0 && ms < SETTLE_MS) {
+		if (drain_every_cpu(map) < 0)
+			break;
+		usleep(SETTLE_STEP_MS * 1000);
+		ms += SETTLE_STEP_MS;
+		held = held_holes(&first, &lru);
+	}
+	if (at_first > 0)
+		note("; %ld after %d ms", held, ms);
+	note("; vmstat moved by:");
+	ap_read_file("/proc/vmstat", vm_after, sizeof(vm_after));
+	for (const char *p = vm_after; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p) {
+		size_t l = strcspn(p, " ");
+		long long d = atoll(p + l + 1) - vmstat_in(vm_before, p, l);
+
+		if (d && strncmp(p, "nr_", 3))
+			note(" %.*s %+lld", (int)l, p, d);
+	}
+	note("\n");
+	return held < 0 || (held && at_first) ? -1 : at_first > 0;
+}
+
+/*
+ * PATHS_HOLD_MS=M (environment, or the guest's kernel command line): each
+ * try of the compaction measurement has the kernel hold HOLD_PAGES of the
+ * hole pages when the holes are made, and let go M ms later, as
+ * compaction isolating them would: a pipe holds them (vmsplice(2) takes a
+ * reference of each page), and a thread of the test's, woken when the
+ * holes are made, empties the pipe M ms later.  The window must wait for
+ * them (settle_holes()), or its figures are HOLD_PAGES pages more than the
+ * test's; it must have waited, or the compaction result fails.  make
+ * check's base run sets it.  0 (off) unless set; at most SETTLE_MS / 2.
+ */
+#define HOLD_PAGES 16
+static int hold_ms, hold_pipe[2], hold_go[2];
+static char hold_buf[HOLD_PAGES * 4096];
+
+static void *holder(void *arg)
+{
+	char c;
+
+	(void)arg;
+	while (read(hold_go[0], &c, 1) == 1) {
+		usleep(hold_ms * 1000);
+		while (read(hold_pipe[0], hold_buf, sizeof(hold_buf)) > 0)
+			;
+	}
+	return NULL;
+}
+
+/* The holder thread and its pipes, before the memory is locked; 0 or -1. */
+static int holder_start(void)
+{
+	pthread_t t;
+
+	return pipe(hold_pipe) || pipe(hold_go) ||
+	       fcntl(hold_pipe[0], F_SETFL, O_NONBLOCK) ||
+	       pthread_create(&t, NULL, holder, NULL) ? -1 : 0;
+}
+
+/* The first HOLD_PAGES pages of map (a hole) held by the pipe; 0 or -1. */
+static int hold_pages(char *map)
+{
+	struct iovec iov = { .iov_base = map, .iov_len = HOLD_PAGES * page_size };
+
+	return vmsplice(hold_pipe[1], &iov, 1, 0) == (ssize_t)iov.iov_len ? 0 : -1;
+}
+
+/* Wakes the holder: the pages go hold_ms from now; 0 or -1. */
+static int hold_release(void)
+{
+	return write(hold_go[1], "", 1) == 1 ? 0 : -1;
+}
+
+/*
  * Compaction migrates pages and changes no figure: the test's own pages
  * are among those it moves (their frames change), so the figures of their
  * call site had something to keep.  Measured in a quiet window.
@@ -883,7 +1064,7 @@ static struct {
 	long long migrated;
 	long nmoved, present;
 	const struct line *l;
-	int ok;
+	int ok, settled, tries;
 } cmp = { .funcs = { "folio_prealloc", "alloc_migration_target" } };
 
 /* One try; 0, or -1 and a message if a call failed. */
@@ -897,6 +1078,7 @@ static int compact_once(void)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
 	cmp.nmoved = -1;
 	cmp.present = 0;
+	cmp.tries++;
 	ok = take(cmp.funcs[0], &cmp.c) == 0;
 	for (size_t off = 0; off < compact_bytes; off += page_size)
 		map[off] = 1;
@@ -911,11 +1093,27 @@ static int compact_once(void)
 	 * every CPU's batch is drained first.
 	 */
 	ok &= drain_every_cpu(map) == 0;
+	/* The frames of the pages the holes will free (see settle_holes()). */
+	ok = ok && pagemap(map, pfn_after, compact_pages) == 0 &&
+	     ap_read_file("/proc/vmstat", vm_before, sizeof(vm_before)) > 0;
+	nholes = 0;
+	for (size_t i = 0; ok && i < compact_pages; i++)
+		if (i % (2 * COMPACT_HOLE) < COMPACT_HOLE)
+			pfn_holes[nholes++] = pfn_after[i];
+	ok = ok && (!hold_ms || hold_pages(map) == 0);
 	/* Holes all over the pages: something for compaction to move. */
 	for (size_t off = 0; off < compact_bytes; off += 2 * COMPACT_HOLE * page_size)
 		ok &= madvise(map + off, COMPACT_HOLE * page_size, MADV_DONTNEED) == 0;
+	ok = ok && (!hold_ms || hold_release() == 0);
 	for (int i = 0; i < 2; i++)
 		ok &= take(cmp.funcs[i], &cmp.a[i]) == 0;
+	cmp.settled = 0;
+	if (ok && sum_of(&cmp.a[0]) - sum_of(&cmp.c) != (long long)(compact_bytes / 2) &&
+	    settle_holes(map, cmp.tries) == 1) {
+		cmp.settled = 1;
+		for (int i = 0; i < 2; i++)
+			ok &= take(cmp.funcs[i], &cmp.a[i]) == 0;
+	}
 	cmp.migrated = vmstat("pgmigrate_success");
 	ok = ok && pagemap(map, pfn_before, compact_pages) == 0 &&
 	     ap_write_file("/proc/sys/vm/compact_memory", "1", 1) == 0;
@@ -935,12 +1133,19 @@ static void t_compact(int j)
 {
 	(void)j;
 	cmp.ok = measure_quietly("compaction", compact_once, compact_pages);
+	for (const char *p = settle_note, *end; *p; p = *end ? end + 1 : end) {
+		end = p + strcspn(p, "\n");
+		ksft_print_msg("compaction, %.*s\n", (int)(end - p), p);
+	}
 	if (cmp.ok)
 		cmp.l = moved(&cmp.c, &cmp.a[0], cmp.funcs[0], compact_bytes / 2,
 			      compact_bytes / 2 / page_size);
 	ksft_print_msg("compaction of %zu MiB, half of it freed in holes: %lld pages migrated in all\n",
 		       compact_bytes >> 20, cmp.migrated);
-	ksft_test_result(cmp.l && cmp.nmoved > 0,
+	if (hold_ms && !cmp.settled)
+		ksft_print_msg("compaction: PATHS_HOLD_MS=%d, and the window did not wait for the pages held\n",
+			       hold_ms);
+	ksft_test_result(cmp.l && cmp.nmoved > 0 && (!hold_ms || cmp.settled),
 			 "compaction: %ld of the test's %ld pages moved to other frames\n", cmp.nmoved,
 			 cmp.present);
 }
@@ -961,13 +1166,47 @@ static void __attribute__((noinline)) prefault_stack(void)
 		stack[i] = 0;
 }
 
-/* kernel.numa_balancing as the test found it, put back at exit. */
-#define NUMA_BALANCING "/proc/sys/kernel/numa_balancing"
-static char numa_balancing[16];
+/*
+ * What moves pages behind the test's back is off while it runs, put back
+ * as it was at exit: NUMA balancing (hinting faults, migrations) and
+ * kcompactd's proactive compaction (which isolates pages, the test's among
+ * them, every half second when a node is fragmented, as the compaction
+ * test leaves node 0).
+ */
+static struct quiet_knob {
+	const char *path;
+	char was[16];
+} knobs[] = {
+	{ .path = "/proc/sys/kernel/numa_balancing" },
+	{ .path = "/proc/sys/vm/compaction_proactiveness" },
+};
 
-static void restore_numa_balancing(void)
+static void restore_knobs(void)
 {
-	ap_write_file(NUMA_BALANCING, numa_balancing, strlen(numa_balancing));
+	for (size_t i = 0; i < ARRAY_SIZE(knobs); i++)
+		if (*knobs[i].was)
+			ap_write_file(knobs[i].path, knobs[i].was, strlen(knobs[i].was));
+}
+
+/* Turns each knob off, to be put back at exit; 0, or -1 and why. */
+static int knobs_off(void)
+{
+	if (atexit(restore_knobs))
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(knobs); i++) {
+		ssize_t n = ap_read_file(knobs[i].path, knobs[i].was, sizeof(knobs[i].was));
+
+		if (n <= 0) {
+			*knobs[i].was = '\0';
+			ksft_print_msg("%s: cannot read it: %s\n", knobs[i].path, strerror(errno));
+			return -1;
+		}
+		if (ap_write_file(knobs[i].path, "0", 1)) {
+			ksft_print_msg("%s: cannot turn it off: %s\n", knobs[i].path, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static void t_loaded(int i)
@@ -1038,11 +1277,25 @@ int main(void)
 	memset(info, 1, sizeof(info));
 	memset(pfn_before, 0, sizeof(pfn_before));
 	memset(pfn_after, 0, sizeof(pfn_after));
+	memset(pfn_holes, 0, sizeof(pfn_holes));
+	memset(settle_note, 0, sizeof(settle_note));
+	memset(vm_before, 0, sizeof(vm_before));
+	memset(vm_after, 0, sizeof(vm_after));
 	prefault_stack();
 	vmstat("pgmigrate_success");
-	if (ap_read_file(NUMA_BALANCING, numa_balancing, sizeof(numa_balancing)) <= 0 ||
-	    atexit(restore_numa_balancing) || ap_write_file(NUMA_BALANCING, "0", 1))
-		ksft_exit_fail_msg("%s: cannot turn it off: %s\n", NUMA_BALANCING, strerror(errno));
+	if (knobs_off())
+		ksft_exit_fail_msg("NUMA balancing and proactive compaction must be off\n");
+	if (getenv("PATHS_HOLD_MS")) {
+		hold_ms = atoi(getenv("PATHS_HOLD_MS"));
+		if (hold_ms <= 0 || hold_ms > SETTLE_MS / 2)
+			ksft_exit_fail_msg("PATHS_HOLD_MS=%s: 1 to %d\n", getenv("PATHS_HOLD_MS"),
+					   SETTLE_MS / 2);
+		if (holder_start())
+			ksft_exit_fail_msg("PATHS_HOLD_MS: the holder: %s\n", strerror(errno));
+		memset(hold_buf, 0, sizeof(hold_buf));
+		ksft_print_msg("PATHS_HOLD_MS=%d: %d hole pages held that long in each compaction try\n",
+			       hold_ms, HOLD_PAGES);
+	}
 	if (mlockall(MCL_CURRENT))
 		ksft_exit_fail_msg("mlockall: %s\n", strerror(errno));
 	builtin = ap_builtin_profiler();
