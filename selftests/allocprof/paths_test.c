@@ -36,6 +36,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -896,9 +897,10 @@ static long moved_pages(size_t n, long *present)
  * reference goes, and something else may hold one for a moment (the CPUs'
  * LRU batches, which are drained; compaction isolating it; a reader of
  * the page): until it lets go, the page is counted still.  A page still
- * held is anonymous (its mapping goes when it is freed), not in the buddy
- * allocator, and mapped nowhere (/proc/kpageflags, /proc/kpagecount of the
- * frames read before the holes were made).  When the figures are not what
+ * held is anonymous (its mapping goes when it is freed), mapped nowhere,
+ * in no buddy list and no slab's (6.12's per-CPU partial slabs keep a
+ * count where a page keeps its mapping): /proc/kpageflags and
+ * /proc/kpagecount of the frames read before the holes were made.  When the figures are not what
  * the test did, the window waits for such pages, at most SETTLE_MS, and
  * reads the figures again once they are gone: figures read while the
  * kernel still held the test's pages had not seen the test's frees.
@@ -912,48 +914,78 @@ static char settle_note[2048];
 static char vm_before[16384], vm_after[16384];
 
 #define KPF_LRU 5
+#define KPF_SLAB 7
 #define KPF_BUDDY 10
 #define KPF_ANON 12
+/* Frames read with one pread(2) of each file, when they follow each other. */
+#define KPAGE_RUN 64
 
-/* A u64 of /proc/kpageflags or /proc/kpagecount at frame pfn; 0 or -1. */
-static int kpage(int fd, uint64_t pfn, uint64_t *v)
+/* Indices in pfn_holes of the hole pages held at the last look. */
+static uint32_t held_idx[COMPACT_MAX_PAGES / 2];
+static size_t nheld;
+
+/*
+ * Whether the page of flags f and mapcount c is one the kernel still
+ * holds: anonymous, mapped nowhere, in no buddy list, not a slab's.
+ */
+static int is_held(uint64_t f, uint64_t c)
 {
-	return pread(fd, v, sizeof(*v), pfn * sizeof(*v)) == sizeof(*v) ? 0 : -1;
+	return (f & (1ULL << KPF_ANON)) && !c &&
+	       !(f & (1ULL << KPF_BUDDY | 1ULL << KPF_SLAB));
 }
 
 /*
- * The hole pages the kernel still holds (-1 if the frames cannot be
- * read); the first one's flags in *first, how many on an LRU list in *lru.
+ * Looks again at the hole pages of idx[0..n) (indices in pfn_holes), whose
+ * frames are read by runs of consecutive frames, and keeps in held_idx
+ * those still held (idx may be held_idx); their number, or -1 if a frame
+ * cannot be read.  The first held page's flags in *first, how many held
+ * pages are on an LRU list in *lru.
  */
-static long held_holes(uint64_t *first, long *lru)
+static long held_holes(int ff, int fc, const uint32_t *idx, size_t n, uint64_t *first, long *lru)
 {
-	int ff = open("/proc/kpageflags", O_RDONLY), fc = open("/proc/kpagecount", O_RDONLY);
-	long held = 0;
+	uint64_t f[KPAGE_RUN], c[KPAGE_RUN];
+	size_t kept = 0;
 
 	*lru = 0;
-	for (size_t i = 0; held >= 0 && i < nholes; i++) {
-		uint64_t pfn = PM_PFN(pfn_holes[i]), f, c;
+	for (size_t i = 0; i < n;) {
+		uint64_t pfn = PM_PFN(pfn_holes[idx[i]]);
+		size_t run = 1;
+		ssize_t want;
 
-		if (ff < 0 || fc < 0 || !(pfn_holes[i] & PM_PRESENT) || !pfn ||
-		    kpage(ff, pfn, &f) || kpage(fc, pfn, &c)) {
-			held = -1;
-			break;
+		if (!(pfn_holes[idx[i]] & PM_PRESENT) || !pfn)
+			return -1;
+		while (run < KPAGE_RUN && i + run < n && idx[i + run] == idx[i] + run &&
+		       PM_PFN(pfn_holes[idx[i + run]]) == pfn + run)
+			run++;
+		want = run * sizeof(f[0]);
+		if (pread(ff, f, want, pfn * sizeof(f[0])) != want ||
+		    pread(fc, c, want, pfn * sizeof(c[0])) != want)
+			return -1;
+		for (size_t j = 0; j < run; j++) {
+			if (!is_held(f[j], c[j]))
+				continue;
+			if (!kept)
+				*first = f[j];
+			*lru += !!(f[j] & (1ULL << KPF_LRU));
+			held_idx[kept++] = idx[i + j];
 		}
-		if (f & (1ULL << KPF_BUDDY) || !(f & (1ULL << KPF_ANON)) || c)
-			continue;
-		if (!held++)
-			*first = f;
-		*lru += !!(f & (1ULL << KPF_LRU));
+		i += run;
 	}
-	if (ff >= 0)
-		close(ff);
-	if (fc >= 0)
-		close(fc);
-	return held;
+	nheld = kept;
+	return kept;
+}
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
 }
 
 /* Appends to settle_note, which keeps what fits. */
-static void note(const char *fmt, ...)
+static void __attribute__((format(printf, 1, 2))) note(const char *fmt, ...)
 {
 	size_t len = strlen(settle_note);
 	va_list ap;
@@ -965,29 +997,41 @@ static void note(const char *fmt, ...)
 
 /*
  * Called when the figures at the holes are not what the test did: waits
- * while the kernel holds hole pages (draining the CPUs' LRU batches each
- * step); 1 if it held some and let go of all, 0 if it held none (the
- * figures are what they are), -1 if it still held some after SETTLE_MS or
- * a frame could not be read.  Notes what it saw and the window's
- * /proc/vmstat counters that moved.
+ * while the kernel holds hole pages, at most SETTLE_MS (draining the CPUs'
+ * LRU batches each step, looking again at the pages held at the last
+ * look); returns how many it held at first (the figures are then to be
+ * read again), 0 if none (the figures are what they are), -1 if a frame
+ * could not be read.  Notes what it saw and the window's /proc/vmstat
+ * counters that moved.
  */
-static int settle_holes(char *map, int try)
+static long settle_holes(char *map, int try)
 {
+	int ff = open("/proc/kpageflags", O_RDONLY), fc = open("/proc/kpagecount", O_RDONLY);
+	long long start = now_ms(), ms = 0;
 	uint64_t first = 0;
-	long lru, held = held_holes(&first, &lru), at_first = held;
-	int ms = 0;
+	long lru, held = -1, at_first;
 
+	if (ff >= 0 && fc >= 0) {
+		for (size_t i = 0; i < nholes; i++)
+			held_idx[i] = i;
+		held = held_holes(ff, fc, held_idx, nholes, &first, &lru);
+	}
+	at_first = held;
 	note("try %d: the figures at the holes were not the test's: %ld of %zu hole pages still held by the kernel (the first's /proc/kpageflags %#llx, %ld on an LRU list)",
-	     try, held, nholes, (unsigned long long)first, lru);
+	     try, held, nholes, (unsigned long long)first, held > 0 ? lru : 0);
 	while (held > 0 && ms < SETTLE_MS) {
 		if (drain_every_cpu(map) < 0)
 			break;
 		usleep(SETTLE_STEP_MS * 1000);
-		ms += SETTLE_STEP_MS;
-		held = held_holes(&first, &lru);
+		held = held_holes(ff, fc, held_idx, nheld, &first, &lru);
+		ms = now_ms() - start;
 	}
 	if (at_first > 0)
-		note("; %ld after %d ms", held, ms);
+		note("; %ld after %lld ms", held, ms);
+	if (ff >= 0)
+		close(ff);
+	if (fc >= 0)
+		close(fc);
 	note("; vmstat moved by:");
 	ap_read_file("/proc/vmstat", vm_after, sizeof(vm_after));
 	for (const char *p = vm_after; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p) {
@@ -998,16 +1042,16 @@ static int settle_holes(char *map, int try)
 			note(" %.*s %+lld", (int)l, p, d);
 	}
 	note("\n");
-	return held < 0 || (held && at_first) ? -1 : at_first > 0;
+	return at_first;
 }
 
 /*
  * PATHS_HOLD_MS=M (environment, or the guest's kernel command line): each
  * try of the compaction measurement has the kernel hold HOLD_PAGES of the
- * hole pages when the holes are made, and let go M ms later, as
- * compaction isolating them would: a pipe holds them (vmsplice(2) takes a
- * reference of each page), and a thread of the test's, woken when the
- * holes are made, empties the pipe M ms later.  The window must wait for
+ * hole pages when the holes are made, and let go M ms after the figures
+ * were read, as compaction isolating them would: a pipe holds them
+ * (vmsplice(2) takes a reference of each page), and a thread of the
+ * test's, woken then, empties the pipe M ms later.  The window must wait for
  * them (settle_holes()), or its figures are HOLD_PAGES pages more than the
  * test's; it must have waited, or the compaction result fails.  make
  * check's base run sets it.  0 (off) unless set; at most SETTLE_MS / 2.
@@ -1029,14 +1073,14 @@ static void *holder(void *arg)
 	return NULL;
 }
 
-/* The holder thread and its pipes, before the memory is locked; 0 or -1. */
+/* The holder thread and its pipes, before the memory is locked; 0 or an errno. */
 static int holder_start(void)
 {
 	pthread_t t;
 
-	return pipe(hold_pipe) || pipe(hold_go) ||
-	       fcntl(hold_pipe[0], F_SETFL, O_NONBLOCK) ||
-	       pthread_create(&t, NULL, holder, NULL) ? -1 : 0;
+	if (pipe(hold_pipe) || pipe(hold_go) || fcntl(hold_pipe[0], F_SETFL, O_NONBLOCK))
+		return errno;
+	return pthread_create(&t, NULL, holder, NULL);
 }
 
 /* The first HOLD_PAGES pages of map (a hole) held by the pipe; 0 or -1. */
@@ -1104,14 +1148,16 @@ static int compact_once(void)
 	/* Holes all over the pages: something for compaction to move. */
 	for (size_t off = 0; off < compact_bytes; off += 2 * COMPACT_HOLE * page_size)
 		ok &= madvise(map + off, COMPACT_HOLE * page_size, MADV_DONTNEED) == 0;
-	ok = ok && (!hold_ms || hold_release() == 0);
 	for (int i = 0; i < 2; i++)
 		ok &= take(cmp.funcs[i], &cmp.a[i]) == 0;
+	/* Held pages go hold_ms after the figures were read. */
+	ok = ok && (!hold_ms || hold_release() == 0);
 	cmp.settled = 0;
-	if (ok && sum_of(&cmp.a[0]) - sum_of(&cmp.c) != (long long)(compact_bytes / 2) &&
-	    settle_holes(map, cmp.tries) == 1) {
-		cmp.settled = 1;
-		for (int i = 0; i < 2; i++)
+	if (ok && sum_of(&cmp.a[0]) - sum_of(&cmp.c) != (long long)(compact_bytes / 2)) {
+		long held = settle_holes(map, cmp.tries);
+
+		cmp.settled = held > 0;
+		for (int i = 0; held && i < 2; i++)
 			ok &= take(cmp.funcs[i], &cmp.a[i]) == 0;
 	}
 	cmp.migrated = vmstat("pgmigrate_success");
@@ -1202,7 +1248,8 @@ static int knobs_off(void)
 			return -1;
 		}
 		if (ap_write_file(knobs[i].path, "0", 1)) {
-			ksft_print_msg("%s: cannot turn it off: %s\n", knobs[i].path, strerror(errno));
+			ksft_print_msg("%s: cannot turn it off: %s\n", knobs[i].path,
+				       strerror(errno));
 			return -1;
 		}
 	}
@@ -1249,6 +1296,7 @@ static const struct ap_step steps[] = {
 int main(void)
 {
 	cpu_set_t cpu0;
+	int err;
 
 	ksft_print_header();
 	page_size = sysconf(_SC_PAGESIZE);
@@ -1279,6 +1327,7 @@ int main(void)
 	memset(pfn_after, 0, sizeof(pfn_after));
 	memset(pfn_holes, 0, sizeof(pfn_holes));
 	memset(settle_note, 0, sizeof(settle_note));
+	memset(held_idx, 0, sizeof(held_idx));
 	memset(vm_before, 0, sizeof(vm_before));
 	memset(vm_after, 0, sizeof(vm_after));
 	prefault_stack();
@@ -1290,8 +1339,9 @@ int main(void)
 		if (hold_ms <= 0 || hold_ms > SETTLE_MS / 2)
 			ksft_exit_fail_msg("PATHS_HOLD_MS=%s: 1 to %d\n", getenv("PATHS_HOLD_MS"),
 					   SETTLE_MS / 2);
-		if (holder_start())
-			ksft_exit_fail_msg("PATHS_HOLD_MS: the holder: %s\n", strerror(errno));
+		err = holder_start();
+		if (err)
+			ksft_exit_fail_msg("PATHS_HOLD_MS: the holder: %s\n", strerror(err));
 		memset(hold_buf, 0, sizeof(hold_buf));
 		ksft_print_msg("PATHS_HOLD_MS=%d: %d hole pages held that long in each compaction try\n",
 			       hold_ms, HOLD_PAGES);
