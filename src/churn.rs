@@ -176,6 +176,19 @@ impl Churn {
         }
     }
 
+    /// Starts every entry again from now, as if each call site had just
+    /// got `c`: when profiling starts again after it was off and its
+    /// counters were zeroed (`Profiler::restart`), with no hook counting.
+    pub(crate) fn restart(&self, live: impl Fn(SiteId) -> Totals) {
+        {
+            let mut t = self.table.lock();
+            for slot in t.slots.iter_mut().flatten() {
+                slot.start = None;
+            }
+        }
+        self.start_pending(live);
+    }
+
     /// Whether some entry is pending.
     pub(crate) fn pending(&self) -> bool {
         let t = self.table.lock();

@@ -29,7 +29,7 @@ use crate::sys::{
     backend::{OwnMemory, OwnSite},
     percpu::{
         self, possible_cpus, read_on_cpu, this_cpu_add, this_cpu_add_pair, this_cpu_sub_pair,
-        PerCpuArray,
+        zero_on_cpu, PerCpuArray,
     },
 };
 
@@ -265,6 +265,27 @@ impl Counters {
             this_cpu_add(bytes_at.wrapping_add(1), calls);
         }
         true
+    }
+
+    /// Sets every counter to zero, on every CPU: when profiling starts
+    /// again after it was off (`Profiler::restart`), with no hook counting
+    /// meanwhile.  The caller holds the registry, as readers do.
+    pub(crate) fn zero_all(&self) {
+        for id in self.sites.iter() {
+            let c = id.load(Ordering::Relaxed);
+            if c.is_null() {
+                continue;
+            }
+            let bytes_at = c.cast::<u64>();
+            for cpu in possible_cpus() {
+                // SAFETY: As in `read`: per-CPU pointers into a live block,
+                // a possible CPU.
+                unsafe {
+                    zero_on_cpu(bytes_at, cpu);
+                    zero_on_cpu(bytes_at.wrapping_add(1), cpu);
+                }
+            }
+        }
     }
 
     /// `id`'s totals over all CPUs; zero if it has no counters.  Readers

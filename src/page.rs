@@ -69,6 +69,15 @@ impl PageRefs {
         self.refs.len() * BYTES_PER_PAGE
     }
 
+    /// Forgets every back-reference: when profiling starts again after it
+    /// was off, while no page hook runs (`Profiler::restart`), so that a
+    /// page allocated before is not uncounted when it is freed.
+    pub(crate) fn clear(&self) {
+        for slot in self.refs.iter() {
+            slot.store(0, Ordering::Relaxed);
+        }
+    }
+
     /// Page allocations that could not be tracked so far.
     pub(crate) fn untracked(&self) -> u64 {
         self.untracked.load(Ordering::Relaxed)

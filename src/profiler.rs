@@ -11,7 +11,7 @@
 
 use core::{
     marker::PhantomData,
-    sync::atomic::{AtomicBool, Ordering},
+    sync::atomic::{AtomicBool, AtomicU32, Ordering},
 };
 
 use kernel::{prelude::*, ThisModule};
@@ -57,8 +57,9 @@ use crate::watch::{AgeRow, ChainRow, MemcgRow, NodeRow, Stats, Watch, WatchId};
 pub(crate) struct Profiler {
     /// The registration's generation, for page references (`ids.rs`):
     /// taken before registering, as the hooks may run inside `register`
-    /// already (adopting the kernel's boot record).
-    generation: u32,
+    /// already (adopting the kernel's boot record), and again when
+    /// profiling restarts (`Profiler::restart`).
+    generation: AtomicU32,
     /// Where each id's counters are; dropped before `registry`, which owns
     /// the counters it points to.
     counters: Counters,
@@ -116,7 +117,7 @@ impl Profiler {
         let counters = Counters::new()?;
         let p = KBox::pin_init(
             pin_init!(Profiler {
-                generation: profiler_generation(),
+                generation: AtomicU32::new(profiler_generation()),
                 counters,
                 pages,
                 inaccurate,
@@ -140,7 +141,7 @@ impl Profiler {
 
     #[inline(always)]
     pub(crate) fn generation(&self) -> u32 {
-        self.generation
+        self.generation.load(Ordering::Relaxed)
     }
 
     /// Whether the kernel is to ask [`Backend::should_fail`]: while a call
@@ -232,7 +233,7 @@ impl Profiler {
     /// profiler is registered again (`ALLOCINFO_IOC_CONTENT_ID`,
     /// [`Registry::content_id`]).
     pub(crate) fn content_id(&self) -> u64 {
-        self.registry.lock().content_id(self.generation)
+        self.registry.lock().content_id(self.generation())
     }
 
     /// Marks every call site of the loaded images inaccurate: allocations
@@ -240,6 +241,30 @@ impl Profiler {
     /// late, or was off for a while).
     pub(crate) fn mark_all_inaccurate(&self) {
         self.registry.lock().mark_all_inaccurate(&self.inaccurate);
+    }
+
+    /// Makes the figures start from zero, before profiling starts again
+    /// after it was off: the kernel cleared every reference when it
+    /// stopped, so no free is to uncount anything counted before, and what
+    /// is live was allocated at some time nobody counted.  The counters are
+    /// zeroed, the page back-references (6.12) and the watched allocations
+    /// forgotten (the page references handed out before of another
+    /// generation), and the churn counts start again.  Process context, with
+    /// both sides of profiling off; on failure (no memory for the watch
+    /// tables) nothing changed.
+    pub(crate) fn restart(&self) -> Result {
+        self.watch.clear()?;
+        let _readers = self.registry.lock();
+        self.counters.zero_all();
+        self.pages.clear();
+        // A partial free that read a page's reference before the switch
+        // off (`page_ref`) may hand it back after this (`page_ref_sub`):
+        // it is of the old generation, and uncounts nothing.
+        // INVARIANT: Not 0 (`profiler_generation`).
+        self.generation
+            .store(profiler_generation(), Ordering::Relaxed);
+        self.churn.restart(|id| self.counters.read(id));
+        Ok(())
     }
 
     /// Page allocations beyond the back-reference array, not counted.

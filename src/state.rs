@@ -97,13 +97,23 @@ impl Profiling {
             }
             (old, on_off) => {
                 if let Some(r) = &inner.registration {
+                    let start = old == Mode::Off && on_off == Mode::On;
+                    // Switched off, the kernel forgets which call site each
+                    // live allocation came from and stops counting frees:
+                    // the figures stay those of the switch, marked.
+                    // Switched on again, they start from zero (what is
+                    // live then was allocated uncounted), allocprof's own
+                    // tables counted again.
+                    if start {
+                        r.data().restart()?;
+                    }
                     // The kernel may have shut profiling down for good
                     // (7.3): the mode stays as it was.
                     r.enable(on_off == Mode::On)?;
-                    // Allocations made while it was off were not counted,
-                    // except allocprof's own tables, counted from now on.
-                    if old == Mode::Off && on_off == Mode::On {
+                    if old == Mode::On && on_off == Mode::Off {
                         r.data().mark_all_inaccurate();
+                    }
+                    if start {
                         Profiler::count_own(r);
                     }
                 }

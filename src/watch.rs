@@ -766,6 +766,24 @@ impl Watch {
         }))
     }
 
+    /// Forgets every watched allocation, if there are tables: when
+    /// profiling starts again after it was off, the kernel having cleared
+    /// the references by which their frees would have come here
+    /// (`Profiler::restart`).  Fresh tables take the old ones' place; the
+    /// memory cgroups the old ones held are released with them.  Process
+    /// context; on failure (no memory for the new tables) nothing changed.
+    pub(crate) fn clear(&self) -> Result {
+        if self.tables.lock().is_none() {
+            return Ok(());
+        }
+        let fresh = Tables::new()?;
+        let old = self.tables.lock().replace(fresh);
+        // Dropped here, out of the lock: releasing a cgroup is for process
+        // context.
+        drop(old);
+        Ok(())
+    }
+
     /// Makes the tables and the stack depot ready; process context.
     pub(crate) fn prepare(&self) -> Result {
         if self.tables.lock().is_some() {

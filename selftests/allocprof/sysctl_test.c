@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sysctl_test: vm.mem_profiling reads 0, 1 or never; 0 and 1 switch
- * profiling at run time; never switches it off for good and makes the file
- * read-only; every other write gets -EINVAL and changes nothing.
+ * profiling at run time (at 0 the figures stay those of the switch, frees
+ * no longer counted; at 1 they start from zero); never switches it off for
+ * good and makes the file read-only; every other write gets -EINVAL and
+ * changes nothing.
  */
 #include <sys/stat.h>
 
@@ -63,7 +65,10 @@ static void t_nobody(int i)
 			 ret > 0 ? strerror(ret) : ret ? "error" : "it could");
 }
 
-/* Off: new allocations are not counted; frees still are. */
+/*
+ * Off: new allocations are not counted, and neither are frees (the kernel
+ * forgot which call site each live allocation came from).
+ */
 static void t_write_0(int i)
 {
 	(void)i;
@@ -83,7 +88,8 @@ static void t_off_frees(int i)
 {
 	(void)i;
 	ap_test_free(SITE);
-	ksft_test_result(ap_expect(FUNC, 0, 0), "while 0, frees of counted objects are\n");
+	ksft_test_result(ap_expect(FUNC, 3 * unit, 3 * calls),
+			 "while 0, frees are not counted: the figures stay those of the switch\n");
 }
 
 static void t_write_1(int i)
@@ -91,6 +97,12 @@ static void t_write_1(int i)
 	(void)i;
 	ksft_test_result(ap_write_file(AP_SYSCTL, "1", 1) == 0 && ap_sysctl_is("1\n"),
 			 "write 1 (no newline): reads 1\n");
+}
+
+static void t_on_zero(int i)
+{
+	(void)i;
+	ksft_test_result(ap_expect(FUNC, 0, 0), "on again: the figures start from zero\n");
 }
 
 static void t_on_allocs(int i)
@@ -180,6 +192,7 @@ static const struct ap_step steps[] = {
 	AP_STEP(t_off_allocs),
 	AP_STEP(t_off_frees),
 	AP_STEP(t_write_1),
+	AP_STEP(t_on_zero),
 	AP_STEP(t_on_allocs),
 	AP_STEP_EACH(t_bad_write, &nbad),
 	AP_STEP(t_junk),

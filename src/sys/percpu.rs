@@ -171,6 +171,21 @@ pub(crate) unsafe fn read_on_cpu(p: *mut u64, cpu: u32) -> u64 {
     copy.load(Ordering::Relaxed)
 }
 
+/// Sets CPU `cpu`'s copy of the `u64` at per-CPU address `p` to 0, with
+/// one aligned store, as an atomic: for counters no hook adds to while it
+/// runs (profiling off), which readers may still read.
+///
+/// # Safety
+///
+/// As for [`read_on_cpu`].
+#[inline]
+pub(crate) unsafe fn zero_on_cpu(p: *mut u64, cpu: u32) {
+    // SAFETY: As in `read_on_cpu`: the copy is a valid `AtomicU64` during
+    // the call.
+    let copy = unsafe { AtomicU64::from_ptr(bindings::per_cpu_ptr(p.cast(), cpu).cast()) };
+    copy.store(0, Ordering::Relaxed);
+}
+
 /// Adds `v` to the local CPU's copy of the `u64` at per-CPU address `p`.
 ///
 /// One instruction on x86-64, so it is safe against interrupts and needs no
