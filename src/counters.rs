@@ -277,14 +277,14 @@ impl Counters {
                 continue;
             }
             let bytes_at = c.cast::<u64>();
-            for cpu in possible_cpus() {
+            possible_cpus().for_each(|cpu| {
                 // SAFETY: As in `read`: per-CPU pointers into a live block,
                 // a possible CPU.
                 unsafe {
                     zero_on_cpu(bytes_at, cpu);
                     zero_on_cpu(bytes_at.wrapping_add(1), cpu);
                 }
-            }
+            });
         }
     }
 

@@ -254,15 +254,18 @@ impl Profiler {
     /// tables) nothing changed.
     pub(crate) fn restart(&self) -> Result {
         self.watch.clear()?;
-        let _readers = self.registry.lock();
-        self.counters.zero_all();
-        self.pages.clear();
         // A partial free that read a page's reference before the switch
-        // off (`page_ref`) may hand it back after this (`page_ref_sub`):
-        // it is of the old generation, and uncounts nothing.
+        // off (`page_ref`, 6.12) may hand it back at any time
+        // (`page_ref_sub`): from now on it is of an old generation and
+        // uncounts nothing, and the hooks that compared it to the old one
+        // (with preemption off) are done before anything is zeroed.
         // INVARIANT: Not 0 (`profiler_generation`).
         self.generation
             .store(profiler_generation(), Ordering::Relaxed);
+        synchronize_rcu();
+        let _readers = self.registry.lock();
+        self.counters.zero_all();
+        self.pages.clear();
         self.churn.restart(|id| self.counters.read(id));
         Ok(())
     }

@@ -97,23 +97,27 @@ impl Profiling {
             }
             (old, on_off) => {
                 if let Some(r) = &inner.registration {
-                    let start = old == Mode::Off && on_off == Mode::On;
-                    // Switched off, the kernel forgets which call site each
-                    // live allocation came from and stops counting frees:
-                    // the figures stay those of the switch, marked.
-                    // Switched on again, they start from zero (what is
-                    // live then was allocated uncounted), allocprof's own
-                    // tables counted again.
-                    if start {
+                    // Switched on again, the figures start from zero
+                    // (`Profiler::restart`), before the kernel counts.
+                    let restart = old == Mode::Off && on_off == Mode::On;
+                    if restart {
                         r.data().restart()?;
                     }
                     // The kernel may have shut profiling down for good
-                    // (7.3): the mode stays as it was.
+                    // (7.3): the mode stays as it was (after a restart,
+                    // with its figures zero).
                     r.enable(on_off == Mode::On)?;
+                    // Switched off, the kernel forgets which call site each
+                    // live allocation came from and stops counting frees:
+                    // the figures stay those of the switch, marked.
                     if old == Mode::On && on_off == Mode::Off {
                         r.data().mark_all_inaccurate();
                     }
-                    if start {
+                    // Allocations made while it was off were not counted
+                    // (by the modules loaded meanwhile too), except
+                    // allocprof's own tables, counted from now on.
+                    if old == Mode::Off && on_off == Mode::On {
+                        r.data().mark_all_inaccurate();
                         Profiler::count_own(r);
                     }
                 }
