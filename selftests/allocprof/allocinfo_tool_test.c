@@ -120,15 +120,6 @@ static void t_via_ioctl_fails(int i)
 			 "... and --via ioctl fails (exit 1)\n");
 }
 
-/* CLOCK_MONOTONIC in nanoseconds: the clock of the kernel's ages. */
-static long long mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
 /* The start and the end of the allocations whose ages are read. */
 static long long alloc_start, alloc_end;
 
@@ -143,9 +134,9 @@ static void t_watch(int i)
 	(void)i;
 	ok = ap_test_free("kmalloc_100") == 0 &&
 	     ap_write_file(AP_CONTROL, WATCH_CMD, strlen(WATCH_CMD)) == 0;
-	alloc_start = mono_ns();
+	alloc_start = ap_now_ns();
 	ok &= ap_test_alloc("kmalloc_100", 3) == 0;
-	alloc_end = mono_ns();
+	alloc_end = ap_now_ns();
 	ksft_test_result(ok, "kmalloc_100 watched with ages (+a), 3 allocations\n");
 }
 
@@ -158,13 +149,13 @@ static void t_watch(int i)
  */
 static int ages_within(long long min_age_s, char *what, size_t size)
 {
-	long long read_start = mono_ns(), read_end, lo, hi, bytes = 0;
+	long long read_start = ap_now_ns(), read_end, lo, hi, bytes = 0;
 	unsigned long long ncalls = 0;
 	int rc = ap_sh_out(a, sizeof(a), TOOL " ages --func aptest_kmalloc_100 --format csv");
 	char *p = a;
 	int rows = 0, ok = rc == 0;
 
-	read_end = mono_ns();
+	read_end = ap_now_ns();
 	lo = (read_start - alloc_end) / 1000000000LL;
 	hi = (read_end - alloc_start) / 1000000000LL;
 	if (lo < min_age_s) {
@@ -209,7 +200,7 @@ static void t_ages_later(int i)
 {
 	struct timespec t = { .tv_sec = 0, .tv_nsec = 0 };
 	char what[96];
-	long long wait = alloc_end + 2000000000LL - mono_ns();
+	long long wait = alloc_end + 2000000000LL - ap_now_ns();
 
 	(void)i;
 	if (wait > 0) {

@@ -7,6 +7,7 @@
 #include <regex.h>
 #include <sys/klog.h>
 #include <sys/mount.h>
+#include <time.h>
 
 #include "allocprof_lib.h"
 
@@ -597,6 +598,14 @@ int ap_copy_file(const char *from, const char *to)
 	}
 	free(text);
 	return err;
+}
+
+long long ap_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
 long long ap_meminfo_kb(const char *field)

@@ -254,6 +254,8 @@ int ap_copy_file(const char *from, const char *to);
  * finds them; -1 if it does not.
  */
 long long ap_meminfo_kb(const char *field);
+/* Nanoseconds of CLOCK_MONOTONIC (the clock of the kernel's ages). */
+long long ap_now_ns(void);
 
 /*
  * The end address of the last "System RAM" range in /proc/iomem (its line

@@ -223,15 +223,6 @@ static int nothing_untracked(void)
 	return ok;
 }
 
-/* Nanoseconds of CLOCK_MONOTONIC, the clock of the kernel's ages. */
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* The checks, in order; each reports one result. */
 
 static void t_modes(int i)
@@ -1035,9 +1026,9 @@ static int batch_alloc(struct batch *b)
 {
 	int ok;
 
-	b->t0 = now_ns();
+	b->t0 = ap_now_ns();
 	ok = ap_test_alloc(A_SITE, b->n) == 0;
-	b->t1 = now_ns();
+	b->t1 = ap_now_ns();
 	return ok;
 }
 
@@ -1074,9 +1065,9 @@ static int ages_match(const struct batch *const *batches, int nb, const char *wh
 	int lo[4], hi[4], k, b, ok = 1, total = 0, sum = 0;
 	char *buf, *line, *save = NULL, tail[96];
 
-	r0 = now_ns();
+	r0 = ap_now_ns();
 	buf = ap_slurp(AGES, NULL);
-	r1 = now_ns();
+	r1 = ap_now_ns();
 	if (!buf)
 		return 0;
 	snprintf(tail, sizeof(tail), " [allocprof_test] func:%s age:", A_FUNC);
@@ -1135,7 +1126,7 @@ static void t_age_new(int i)
 
 	(void)i;
 	ksft_test_result(batch_alloc(&a_old) && ages_match(b, 1, "new") &&
-			 bucket_of(now_ns() - a_old.t0) == 0,
+			 bucket_of(ap_now_ns() - a_old.t0) == 0,
 			 "%d new allocations: age 0-1s\n", a_old.n);
 }
 

@@ -1062,15 +1062,6 @@ static int load(int fd, const char *params, size_t len)
 	return -err;
 }
 
-/* Milliseconds since some fixed point. */
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 static void task_load(struct rng *r)
 {
 	static struct text t;
@@ -1086,16 +1077,16 @@ static void task_load(struct rng *r)
 		 * took, 3 s at least: on debug they take tens of seconds, while
 		 * the others mostly find no file.
 		 */
-		start = now_ms();
+		start = ap_now_ns() / 1000000;
 		until = start + 3000 + cycle + below(r, 2 * cycle + 9000);
-		while (!sh->stop && now_ms() < until) {
-			sh->late = now_ms() > until - (until - start) / 5;
+		while (!sh->stop && ap_now_ns() / 1000000 < until) {
+			sh->late = ap_now_ns() / 1000000 > until - (until - start) / 5;
 			usleep(100000);
 		}
 		sh->late = 0;
 		if (sh->stop)
 			break;
-		start = now_ms();
+		start = ap_now_ns() / 1000000;
 		/*
 		 * An open debugfs file holds the module: tried again for up to
 		 * 3 s, each try counted, while no new one is opened.
@@ -1118,7 +1109,7 @@ static void task_load(struct rng *r)
 		if (load(fd, t.b, t.len))
 			for (tries = 0; tries < 5 && load(fd, "", 0); tries++)
 				usleep(100000);
-		cycle = now_ms() - start;
+		cycle = ap_now_ns() / 1000000 - start;
 	}
 	/* Leave allocprof loaded, however the last try went. */
 	if (!ap_module_loaded("allocprof"))

@@ -36,7 +36,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
-#include <time.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -975,15 +974,6 @@ static long held_holes(int ff, int fc, const uint32_t *idx, size_t n, uint64_t *
 	return kept;
 }
 
-/* Milliseconds of CLOCK_MONOTONIC. */
-static long long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
-}
-
 /* Appends to settle_note, which keeps what fits. */
 static void __attribute__((format(printf, 1, 2))) note(const char *fmt, ...)
 {
@@ -1007,7 +997,7 @@ static void __attribute__((format(printf, 1, 2))) note(const char *fmt, ...)
 static long settle_holes(char *map, int try)
 {
 	int ff = open("/proc/kpageflags", O_RDONLY), fc = open("/proc/kpagecount", O_RDONLY);
-	long long start = now_ms(), ms = 0;
+	long long start = ap_now_ns() / 1000000, ms = 0;
 	uint64_t first = 0;
 	long lru, held = -1, at_first;
 
@@ -1024,7 +1014,7 @@ static long settle_holes(char *map, int try)
 			break;
 		usleep(SETTLE_STEP_MS * 1000);
 		held = held_holes(ff, fc, held_idx, nheld, &first, &lru);
-		ms = now_ms() - start;
+		ms = ap_now_ns() / 1000000 - start;
 	}
 	if (at_first > 0)
 		note("; %ld after %lld ms", held, ms);
