@@ -16,6 +16,8 @@
  *   (a watched allocation's pieces): each piece counts as an allocation,
  *   each freed piece as a free;
  * - "-c" then "+c", and "+c" on a site that has it, start again at zero;
+ * - vm.mem_profiling 0 then 1 (a site with s and c): churn and watched
+ *   allocations stay those of the switch while off, start at zero after;
  * - only the call sites with c are listed; -c takes the line away;
  * - the seconds since the flag was set, against CLOCK_MONOTONIC;
  * - c for more call sites than the table holds: ENOSPC, the log says how
@@ -240,6 +242,56 @@ static void t_restart(int i)
 	ksft_test_result(ok, "'%s' on a site with c: its churn starts again at zero\n", cmd);
 }
 
+/*
+ * vm.mem_profiling 0 then 1 with a call site that has s and c: while off
+ * the churn and the watched allocations stay those of the switch; on
+ * again, the churn starts at zero and the watched allocations are
+ * forgotten, as the figures are (the kernel forgot which call site the
+ * live allocations came from: their frees are counted nowhere).
+ */
+static void t_switch(int i)
+{
+	const char *site = "kmalloc_8", *func = "aptest_kmalloc_8";
+	unsigned long long calls = 0, wcalls = 0;
+	long long unit = 0, wbytes = 0;
+	int ok, chains;
+
+	(void)i;
+	ok = !ap_testsite_unit(site, &unit, &calls) && calls == 1 && !ap_test_alloc(site, 3) &&
+	     control("func aptest_%s +sc", site) == 0 && !ap_test_alloc(site, 2) &&
+	     churn_is(site, 2, 0, 2 * unit, 0);
+	chains = ap_chain_sum(func, &wbytes, &wcalls);
+	ok = ok && chains >= 1 && wbytes == 2 * unit && wcalls == 2;
+	/* Off: an allocation and a free of before count nowhere. */
+	ok = ok && ap_write_file(AP_SYSCTL, "0\n", 2) == 0 && !ap_test_alloc(site, 1) &&
+	     !ap_test_free_first(site, 1) && churn_is(site, 2, 0, 2 * unit, 0) &&
+	     ap_expect(func, 5 * unit, 5);
+	chains = ap_chain_sum(func, &wbytes, &wcalls);
+	ok = ok && chains >= 1 && wbytes == 2 * unit && wcalls == 2;
+	/* On again: everything from zero. */
+	ok = ok && ap_write_file(AP_SYSCTL, "1\n", 2) == 0 && ap_sysctl_is("1\n") &&
+	     churn_is(site, 0, 0, 0, 0) && ap_expect(func, 0, 0);
+	chains = ap_chain_sum(func, &wbytes, &wcalls);
+	ok = ok && chains == 0 && wbytes == 0 && wcalls == 0;
+	if (chains)
+		ksft_print_msg("%s: %d watched chains after the switch, %lld bytes, %llu calls\n",
+			       func, chains, wbytes, wcalls);
+	/* One new allocation; then every one freed, the 5 of before uncounted. */
+	ok = ok && !ap_test_alloc(site, 1) && churn_is(site, 1, 0, unit, 0) &&
+	     ap_expect(func, unit, 1);
+	chains = ap_chain_sum(func, &wbytes, &wcalls);
+	ok = ok && chains == 1 && wbytes == unit && wcalls == 1;
+	ok = ok && !ap_test_free(site) && churn_is(site, 1, 1, unit, unit) && ap_expect(func, 0, 0);
+	chains = ap_chain_sum(func, &wbytes, &wcalls);
+	ok = ok && chains == 0;
+	/* Put back whatever happened, so that a failure here stays here. */
+	ap_write_file(AP_SYSCTL, "1\n", 2);
+	ap_test_free(site);
+	ok = control("func aptest_%s -sc", site) == 0 && ok && churn_lines() == 0 &&
+	     ap_control_unchanged(before);
+	ksft_test_result(ok, "vm.mem_profiling 0 then 1, a site with s and c: frozen while off, from zero after\n");
+}
+
 /* Only the call sites with c are listed, by id; without c, no keys. */
 static void t_listed(int i)
 {
@@ -332,6 +384,7 @@ static const struct ap_step steps[] = {
 	AP_STEP_EACH(t_simple, &nr_simple),
 	AP_STEP_EACH(t_split, &(const int){ 2 }),
 	AP_STEP_EACH(t_restart, &(const int){ 3 }),
+	AP_STEP(t_switch),
 	AP_STEP(t_listed),
 	AP_STEP(t_enospc),
 	AP_STEP_EACH(t_bad, &nr_bad),
