@@ -305,6 +305,16 @@ extras() {
 	} >>"$out"
 }
 
+# Slab after extras' workload (fork+exec 50 times, hackbench 10 times),
+# for a configuration whose extras are not taken.
+slab_after_workload() {
+	insmod "$ko" runs=0
+	timed 50 /bin/true >/dev/null
+	timed 10 /root/hackbench 4 100 >/dev/null
+	awk '/^Slab:/ { print "cfg='"$1"' fig=Slab kib=" $2 }' /proc/meminfo >>"$out"
+	rmmod allocprof_bench
+}
+
 # The bytes /proc/allocinfo attributes, and MemTotal - MemFree.
 coverage() {
 	cfg=$1
@@ -358,6 +368,24 @@ cover-late | cover-record)
 	modprobe allocprof
 	[ "$boot" = cover-late ] || adoption "$boot"
 	coverage "$boot"
+	# allocprof on's Slab after the workload, the workload's first round
+	# in this boot as it is in noprof's and upstream's: the base boot's
+	# allocprof-on figure comes after a second round, which leaves more
+	# in Slab whatever runs it.
+	if [ "$boot" = cover-late ]; then
+		bench_runs allocprof-first
+		slab_after_workload allocprof-first
+	fi
+	;;
+first-compressed)
+	# The same, booted `,compressed` (7.3): against the base-compressed
+	# boot's allocprof-on-compressed, which comes after a round as well.
+	grep -qx 1 /proc/sys/vm/mem_profiling_compressed 2>/dev/null ||
+		{ echo "bench: not compressed: $(dmesg | grep -i 'allocation profiling')"; exit 1; }
+	modprobe allocprof
+	bench_runs allocprof-first-compressed
+	slab_after_workload allocprof-first-compressed
+	rmmod allocprof
 	;;
 record)
 	# before bench() clears the kernel log
