@@ -4,7 +4,8 @@
 # BOOT: noprof | upstream | upstream-off | upstream-compressed (7.3's
 # built-in booted sysctl.vm.mem_profiling=1,compressed) | base |
 # base-compressed (base-7.3 booted the same way: base-compressed, then
-# allocprof-on-compressed) | record | base-many | record-many | cover-*.  The same script for 6.12's and 7.3's
+# allocprof-on-compressed) | record | base-many | record-many | cover-* |
+# first-compressed (7.3).  The same script for 6.12's and 7.3's
 # kernels (bench/run; the flavour is chosen there).  The
 # base boot measures three configurations in turn: base (allocprof not
 # loaded, before any load), then allocprof-on and allocprof-off alternately
@@ -44,8 +45,11 @@
 # adoption of the record.  The *-many boots load the small modules of
 # bench/many.c (/root/many_*.ko) first, then measure the patched kernel
 # without allocprof (base-many) and allocprof on (allocprof-on-many), or
-# the recording kernel (record-many).  A cover-* boot only measures the coverage right
-# after boot.  RUNS: module loads per configuration.
+# the recording kernel (record-many).  A cover-* boot measures the coverage right
+# after boot; cover-late (allocprof loaded from a shell) then runs the
+# loops and the workload once and reads Slab (allocprof-first), and so
+# does first-compressed, booted ,compressed, with nothing before.  RUNS:
+# module loads per configuration.
 # MODULE_PARAMS: the iteration counts for allocprof_bench.ko.  EXTRAS: 1 to
 # also take the memory figures, the /proc/allocinfo read cost, the
 # fork/exec loop and the whole-system load (hackbench).
@@ -309,8 +313,8 @@ extras() {
 # for a configuration whose extras are not taken.
 slab_after_workload() {
 	insmod "$ko" runs=0
-	timed 50 /bin/true >/dev/null
-	timed 10 /root/hackbench 4 100 >/dev/null
+	# As extras(): a failed run of the workload does not end the boot.
+	: "$(timed 50 /bin/true)" "$(timed 10 /root/hackbench 4 100)"
 	awk '/^Slab:/ { print "cfg='"$1"' fig=Slab kib=" $2 }' /proc/meminfo >>"$out"
 	rmmod allocprof_bench
 }
@@ -385,6 +389,8 @@ first-compressed)
 	modprobe allocprof
 	bench_runs allocprof-first-compressed
 	slab_after_workload allocprof-first-compressed
+	grep -qx 1 /proc/sys/vm/mem_profiling_compressed ||
+		{ echo "bench: not compressed after the runs"; exit 1; }
 	rmmod allocprof
 	;;
 record)

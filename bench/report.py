@@ -71,7 +71,8 @@ SLAB_FIRST = [
     ("allocprof-on", "allocprof-first",
      "allocprof loaded before the workload (the cover-late boot), profiling on"),
     ("allocprof-on-compressed", "allocprof-first-compressed",
-     "as the line above, booted sysctl.vm.mem_profiling=1,compressed (7.3)"),
+     "allocprof loaded before the workload, booted sysctl.vm.mem_profiling=1,compressed "
+     "(7.3's first-compressed boot), profiling on"),
 ]
 # Issue #14's goal: with the record, within 5 points of upstream's coverage.
 COVER_POINTS = 5.0
