@@ -350,6 +350,14 @@ page_ext_7() {
 	echo "cfg=$1 fig=profiling_state mem_profiling=$(cat /proc/sys/vm/mem_profiling 2>/dev/null || echo none) compressed=$(cat /proc/sys/vm/mem_profiling_compressed 2>/dev/null || echo none)" >>"$out"
 }
 
+# 7.3's compressed mode, before or after (WHEN) the runs, or the figures
+# would be another mode's: 7.3 turns profiling off when the tags do not fit
+# in the page flags.
+compressed_or_die() {
+	grep -qx 1 /proc/sys/vm/mem_profiling_compressed 2>/dev/null ||
+		{ echo "bench: not compressed $1: $(dmesg | grep -i 'allocation profiling')"; exit 1; }
+}
+
 # The small modules of the *-many boots, loaded before the benchmark's.
 load_many() {
 	n=0
@@ -384,13 +392,11 @@ cover-late | cover-record)
 first-compressed)
 	# The same, booted `,compressed` (7.3): against the base-compressed
 	# boot's allocprof-on-compressed, which comes after a round as well.
-	grep -qx 1 /proc/sys/vm/mem_profiling_compressed 2>/dev/null ||
-		{ echo "bench: not compressed: $(dmesg | grep -i 'allocation profiling')"; exit 1; }
+	compressed_or_die "before the runs"
 	modprobe allocprof
 	bench_runs allocprof-first-compressed
 	slab_after_workload allocprof-first-compressed
-	grep -qx 1 /proc/sys/vm/mem_profiling_compressed ||
-		{ echo "bench: not compressed after the runs"; exit 1; }
+	compressed_or_die "after the runs"
 	rmmod allocprof
 	;;
 record)
@@ -427,8 +433,7 @@ noprof | upstream | upstream-off | upstream-compressed)
 	if [ "$boot" = upstream-compressed ]; then
 		# Compressed and on, or the figures would be another mode's: 7.3
 		# turns profiling off when the tags do not fit in the page flags.
-		grep -qx 1 /proc/sys/vm/mem_profiling_compressed 2>/dev/null ||
-			{ echo "bench: not compressed: $(dmesg | grep -i 'allocation profiling')"; exit 1; }
+		compressed_or_die "before the runs"
 	fi
 	bench_runs "$boot"
 	extras "$boot"
@@ -442,15 +447,13 @@ base-compressed)
 	# mode keeps them, handed to allocprof; compressed throughout, or the
 	# figures would be another mode's.
 	page_ext_7 base-compressed
-	grep -qx 1 /proc/sys/vm/mem_profiling_compressed 2>/dev/null ||
-		{ echo "bench: not compressed: $(dmesg | grep -i 'allocation profiling')"; exit 1; }
+	compressed_or_die "before the runs"
 	bench_runs base-compressed
 	extras base-compressed
 	modprobe allocprof
 	bench_runs allocprof-on-compressed
 	extras allocprof-on-compressed
-	grep -qx 1 /proc/sys/vm/mem_profiling_compressed ||
-		{ echo "bench: not compressed after the runs"; exit 1; }
+	compressed_or_die "after the runs"
 	rmmod allocprof
 	;;
 base)
