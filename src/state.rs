@@ -97,9 +97,10 @@ impl Profiling {
             }
             (old, on_off) => {
                 if let Some(r) = &inner.registration {
+                    let stop = old == Mode::On && on_off == Mode::Off;
+                    let restart = old == Mode::Off && on_off == Mode::On;
                     // Switched on again, the figures start from zero
                     // (`Profiler::restart`), before the kernel counts.
-                    let restart = old == Mode::Off && on_off == Mode::On;
                     if restart {
                         r.data().restart()?;
                     }
@@ -110,14 +111,13 @@ impl Profiling {
                     // Switched off, the kernel forgets which call site each
                     // live allocation came from and stops counting frees:
                     // the figures stay those of the switch, marked.
-                    if old == Mode::On && on_off == Mode::Off {
+                    // Switched on, what was allocated while off was not
+                    // counted (by the modules loaded meanwhile too): marked
+                    // as well; allocprof's own tables are counted from now.
+                    if stop || restart {
                         r.data().mark_all_inaccurate();
                     }
-                    // Allocations made while it was off were not counted
-                    // (by the modules loaded meanwhile too), except
-                    // allocprof's own tables, counted from now on.
-                    if old == Mode::Off && on_off == Mode::On {
-                        r.data().mark_all_inaccurate();
+                    if restart {
                         Profiler::count_own(r);
                     }
                 }
